@@ -28,6 +28,8 @@ type Event struct {
 	Directory string // the project directory the event belongs to; empty for server-wide events
 	// Payload is the instance envelope {"id","type","properties"} as JSON.
 	Payload json.RawMessage
+	// Global is the /global/event envelope {"directory"?, "payload"} as JSON.
+	Global json.RawMessage
 }
 
 // Options size the bus.
@@ -90,7 +92,17 @@ func (b *Bus) Publish(directory, typ string, properties any) error {
 	payload = append(payload, props...)
 	payload = append(payload, '}')
 
-	ev := &Event{ID: evID, Type: typ, Directory: directory, Payload: payload}
+	global := make([]byte, 0, len(payload)+len(directory)+32)
+	global = append(global, '{')
+	if directory != "" {
+		global = append(global, `"directory":`...)
+		global = strconv.AppendQuote(global, directory)
+		global = append(global, ',')
+	}
+	global = append(global, `"payload":`...)
+	global = append(global, payload...)
+	global = append(global, '}')
+	ev := &Event{ID: evID, Type: typ, Directory: directory, Payload: payload, Global: global}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -111,6 +123,9 @@ func (b *Bus) Publish(directory, typ string, properties any) error {
 	}
 	return nil
 }
+
+// NewEventID makes an evt_ ID for a frame that is not published (heartbeats, connection notices).
+func (b *Bus) NewEventID() string { return b.ids.New(id.Event) }
 
 // Cursor is the position of the newest event, as a Last-Event-ID value.
 func (b *Bus) Cursor() string {

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"tandem/auth"
+	"tandem/errs"
+	"tandem/bus"
+	"tandem/openapi"
+	"tandem/routes"
+	"tandem/server"
+	"tandem/session"
+	"tandem/store"
+	"tandem/web"
+)
+
+// Options configure one tandem server process.
+type Options struct {
+	Hostname  string
+	Port      int
+	Directory string
+	CORS      []string
+	NoAuth    bool
+	Paths     Paths
+	Web       bool
+	Logger    *slog.Logger
+	Env       func(string) string
+	// Heartbeat overrides the SSE heartbeat interval (tests).
+	Heartbeat time.Duration
+}
+
+// Main is a running server with everything it owns; tests start it the way the CLI does.
+type Main struct {
+	opts      Options
+	log       *slog.Logger
+	db        *store.DB
+	bus       *bus.Bus
+	sessions  *session.Service
+	auth      *auth.Authority
+	srv       *server.Server
+	password  string
+	generated bool
+	statePath string
+}
+
+// services are the domain objects the routes serve; documentOnly builds the API without them.
+type services struct {
+	version   string
+	dir       string
+	paths     Paths
+	bus       *bus.Bus
+	sessions  *session.Service
+	auth      *auth.Authority
+	heartbeat time.Duration
+}
+
+func (s services) api() *routes.API {
+	projectID := func(string) string { return "global" }
+	if s.sessions != nil {
+		projectID = s.sessions.ProjectID
+	}
+	return &routes.API{
+		Info: openapi.Info{Title: "tandem", Version: s.version,
+			Description: "A coding-agent application server, wire-compatible with OpenCode's HTTP API."},
+		Modules: []routes.Module{
+			&routes.Global{Version: s.version, StateDir: s.paths.State, ConfigDir: s.paths.Config, ProjectID: projectID, Started: time.Now()},
+			&routes.Events{Bus: s.bus, Heartbeat: s.heartbeat},
+			&routes.Login{Auth: s.auth},
+			&routes.Sessions{Service: s.sessions},
+		},
+	}
+}
+
+func documentOnly() ([]byte, error) { return services{version: version}.api().Document() }
+
+// Start opens the database, wires the services and starts serving.
+func Start(ctx context.Context, o Options) (*Main, error) {
+	if o.Env == nil {
+		o.Env = os.Getenv
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	dir, err := projectDir(o.Directory)
+	if err != nil {
+		return nil, err
+	}
+	m := &Main{opts: o, log: o.Logger}
+	m.db, err = store.Open(ctx, filepath.Join(o.Paths.Data, "tandem.db"))
+	if err != nil {
+		return nil, err
+	}
+	m.bus = bus.New(bus.Options{})
+	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version})
+
+	user := o.Env("TANDEM_SERVER_USERNAME")
+	if user == "" {
+		user = "tandem"
+	}
+	m.password = o.Env("TANDEM_SERVER_PASSWORD")
+	if m.password == "" && !o.NoAuth {
+		m.password, m.generated = auth.GeneratePassword(), true
+	}
+	m.auth = auth.New(auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth})
+
+	svc := services{version: version, dir: dir, paths: o.Paths, bus: m.bus, sessions: m.sessions, auth: m.auth, heartbeat: o.Heartbeat}
+	var fallback http.Handler
+	if o.Web {
+		fallback = uiOnly(web.Handler())
+	}
+	m.srv, err = server.Listen(server.Config{
+		Hostname: o.Hostname, Port: o.Port, Directory: dir, CORS: o.CORS, Auth: m.auth,
+		PasswordSet: !m.generated && m.password != "", API: svc.api(), Fallback: fallback, Logger: o.Logger,
+	})
+	if err != nil {
+		m.db.Close()
+		return nil, err
+	}
+	m.srv.Serve()
+	if err := m.writeState(); err != nil {
+		o.Logger.Warn("state file not written", "err", err)
+	}
+	o.Logger.Info("listening", "url", m.srv.URL(), "dir", dir, "db", m.db.Path())
+	return m, nil
+}
+
+// uiOnly passes GET / and /assets/* to the web UI and answers everything else as an unknown route.
+func uiOnly(ui http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/assets/")) {
+			ui.ServeHTTP(w, r)
+			return
+		}
+		routes.WriteError(w, r, notFoundRoute(r))
+	})
+}
+
+func projectDir(d string) (string, error) {
+	if d == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		d = wd
+	}
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--dir: %s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// URL is the server's address.
+func (m *Main) URL() string { return m.srv.URL() }
+
+// Password is the server password (generated or configured).
+func (m *Main) Password() string { return m.password }
+
+// Username is the accepted user name.
+func (m *Main) Username() string { return m.auth.Username() }
+
+// Done reports when serving ends on its own (a listener failure).
+func (m *Main) Done() <-chan error { return m.srv.Done() }
+
+// state is the file local clients read to find and authenticate to the server.
+type state struct {
+	URL      string `json:"url"`
+	Username string `json:"username"`
+	Password string `json:"password,omitempty"`
+	PID      int    `json:"pid"`
+}
+
+func (m *Main) writeState() error {
+	m.statePath = filepath.Join(m.opts.Paths.State, "server.json")
+	body, err := json.MarshalIndent(state{URL: m.URL(), Username: m.Username(), Password: m.password, PID: os.Getpid()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := m.statePath + ".tmp"
+	if err := os.WriteFile(tmp, body, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, m.statePath)
+}
+
+// Announce prints where the server is and how to authenticate.
+func (m *Main) Announce(w io.Writer) {
+	fmt.Fprintf(w, "tandem %s listening on %s\n", version, m.URL())
+	switch {
+	case m.auth.Disabled():
+		fmt.Fprintln(w, "  authentication: OFF (--no-auth, loopback only)")
+	case m.generated:
+		fmt.Fprintf(w, "  user: %s  password: %s  (generated; saved with the URL in %s)\n", m.Username(), m.password, m.statePath)
+	default:
+		fmt.Fprintf(w, "  user: %s  password: from TANDEM_SERVER_PASSWORD\n", m.Username())
+	}
+	if !m.auth.Disabled() {
+		fmt.Fprintf(w, "  try: curl -u %s:$PASSWORD %ssession\n", m.Username(), m.URL())
+	}
+}
+
+// OpenBrowser opens the UI with a one-time login link (or prints it).
+func (m *Main) OpenBrowser(w io.Writer, noOpen bool) {
+	link := m.URL() + "auth/login?ticket=" + m.auth.IssueTicket()
+	fmt.Fprintf(w, "  web UI login link (one-time, 2 minutes): %s\n", link)
+	if noOpen {
+		return
+	}
+	if err := openURL(link); err != nil {
+		fmt.Fprintf(w, "  (could not open a browser: %v; open the link above)\n", err)
+	}
+}
+
+func openURL(u string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", u)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
+	default:
+		if _, err := exec.LookPath("xdg-open"); err != nil {
+			return errors.New("xdg-open not found")
+		}
+		cmd = exec.Command("xdg-open", u)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }()
+	return nil
+}
+
+// Close shuts down gracefully: SSE clients get a final event, in-flight requests finish, the
+// database is checkpointed and closed.
+func (m *Main) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m.sessions.Shutdown(ctx)
+	m.bus.Close()
+	err := m.srv.Shutdown(ctx)
+	if cerr := m.db.Close(); err == nil {
+		err = cerr
+	}
+	if m.statePath != "" {
+		if b, rerr := os.ReadFile(m.statePath); rerr == nil {
+			var s state
+			if json.Unmarshal(b, &s) == nil && s.PID == os.Getpid() {
+				_ = os.Remove(m.statePath)
+			}
+		}
+	}
+	return err
+}
+
+func notFoundRoute(r *http.Request) error {
+	return errs.E(errs.NotFound, "No route for %s %s", r.Method, r.URL.Path)
+}

@@ -1,0 +1,38 @@
+// Command tandem is a coding-agent application server: `tandem serve` runs it headless, `tandem web`
+// adds the browser UI, `tandem openapi` prints the API document.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is stamped by the release build (-ldflags "-X main.version=...").
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCommand().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "tandem:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "tandem",
+		Short:         "A coding-agent application server",
+		Long:          "tandem runs AI coding sessions over HTTP, streams every event over SSE, and lets any client answer what the agent needs from a person.",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServeCommand(false), newServeCommand(true), newOpenAPICommand())
+	return root
+}

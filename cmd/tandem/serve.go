@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// serveFlags are the flags of `tandem serve` and `tandem web`.
+type serveFlags struct {
+	port      int
+	hostname  string
+	cors      []string
+	printLogs bool
+	logLevel  string
+	dir       string
+	dataDir   string
+	noAuth    bool
+	noOpen    bool
+}
+
+func newServeCommand(web bool) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Start the headless server",
+		Long: "Start the server on 127.0.0.1 (port 4096, or a free one). Authentication is always on: with no\n" +
+			"TANDEM_SERVER_PASSWORD a password is generated, printed, and saved for local clients.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, web)
+		},
+	}
+	if web {
+		cmd.Use, cmd.Short = "web", "Start the server with the browser UI and open it"
+		cmd.Long = "Like serve, plus the browser UI. The browser is opened with a one-time login link; the password never\nappears in a URL."
+		cmd.Flags().BoolVar(&f.noOpen, "no-open", false, "print the login link instead of opening a browser")
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.port, "port", 0, "port to listen on (default 4096, or a free port when 4096 is taken)")
+	fl.StringVar(&f.hostname, "hostname", "127.0.0.1", "address to listen on; anything but loopback requires TANDEM_SERVER_PASSWORD")
+	fl.StringArrayVar(&f.cors, "cors", nil, "an extra origin allowed to call the API (repeatable)")
+	fl.BoolVar(&f.printLogs, "print-logs", false, "print logs to stderr instead of the log file")
+	fl.StringVar(&f.logLevel, "log-level", "INFO", "DEBUG, INFO, WARN or ERROR")
+	fl.StringVar(&f.dir, "dir", "", "project directory (default: the current directory)")
+	fl.StringVar(&f.dataDir, "data-dir", "", "where the database lives (default $TANDEM_DATA_DIR, else $XDG_DATA_HOME/tandem)")
+	fl.BoolVar(&f.noAuth, "no-auth", false, "turn authentication off (loopback only)")
+	return cmd
+}
+
+func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags, web bool) error {
+	level, err := parseLevel(f.logLevel)
+	if err != nil {
+		return err
+	}
+	paths, err := resolvePaths(f.dataDir)
+	if err != nil {
+		return err
+	}
+	logger, closeLog, err := openLogger(paths, f.printLogs, stderr, level)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+
+	m, err := Start(ctx, Options{
+		Hostname: f.hostname, Port: f.port, Directory: f.dir, CORS: f.cors, NoAuth: f.noAuth,
+		Paths: paths, Web: web, Logger: logger, Env: os.Getenv,
+	})
+	if err != nil {
+		return err
+	}
+	m.Announce(stdout)
+	if web {
+		m.OpenBrowser(stdout, f.noOpen)
+	}
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(stdout, "shutting down…")
+	case err := <-m.Done():
+		if err != nil {
+			m.Close()
+			return err
+		}
+	}
+	return m.Close()
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
+		return 0, fmt.Errorf("--log-level: expected DEBUG, INFO, WARN or ERROR, got %q", s)
+	}
+	return l, nil
+}
+
+// Paths are where tandem keeps its files.
+type Paths struct {
+	Data   string // the database
+	State  string // the state file with the URL and password, and the log
+	Config string // the user config directory
+}
+
+func resolvePaths(dataDir string) (Paths, error) {
+	home, _ := os.UserHomeDir()
+	xdg := func(env, fallback string) string {
+		if v := os.Getenv(env); v != "" && filepath.IsAbs(v) {
+			return filepath.Join(v, "tandem")
+		}
+		return filepath.Join(home, fallback, "tandem")
+	}
+	p := Paths{Data: dataDir, State: xdg("XDG_STATE_HOME", ".local/state"), Config: xdg("XDG_CONFIG_HOME", ".config")}
+	if p.Data == "" {
+		p.Data = os.Getenv("TANDEM_DATA_DIR")
+	}
+	if p.Data == "" {
+		p.Data = xdg("XDG_DATA_HOME", ".local/share")
+	}
+	for _, d := range []string{p.Data, p.State} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return Paths{}, fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	return p, nil
+}
+
+func openLogger(p Paths, printLogs bool, stderr io.Writer, level slog.Level) (*slog.Logger, func(), error) {
+	opts := &slog.HandlerOptions{Level: level}
+	if printLogs {
+		return slog.New(slog.NewTextHandler(stderr, opts)), func() {}, nil
+	}
+	f, err := os.OpenFile(filepath.Join(p.State, "tandem.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open log file: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(f, opts)), func() { f.Close() }, nil
+}
+
+func newOpenAPICommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "openapi",
+		Short: "Print the OpenAPI 3.1 document",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			doc, err := documentOnly()
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(append(doc, '\n'))
+			return err
+		},
+	}
+}

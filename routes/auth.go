@@ -1,0 +1,76 @@
+package routes
+
+import (
+	"net/http"
+	"time"
+
+	"tandem/auth"
+	"tandem/errs"
+)
+
+// SessionCookie is the browser session cookie's name.
+const SessionCookie = "tandem_session"
+
+// Login serves the browser's sign-in: a one-time link or the password, traded for an HttpOnly,
+// SameSite=Strict cookie.
+type Login struct {
+	Auth *auth.Authority
+}
+
+// LoginTicket is GET /auth/login.
+type LoginTicket struct {
+	Ticket string `query:"ticket" required:"true" description:"The one-time ticket from the link tandem web opened."`
+}
+
+// LoginPassword is POST /auth/login.
+type LoginPassword struct {
+	Username string `json:"username,omitempty" description:"Defaults to the server's user name."`
+	Password string `json:"password" required:"true"`
+}
+
+// Ops declares the login routes.
+func (l *Login) Ops() []Op {
+	ticket := raw(http.MethodGet, "/auth/login", "auth.login.ticket", "Sign in with a one-time link", &LoginTicket{}, nil, "text/html",
+		func(w http.ResponseWriter, r *http.Request) {
+			token, ok := l.Auth.RedeemTicket(r.URL.Query().Get("ticket"))
+			if !ok {
+				http.Redirect(w, r, "/#/login?expired=1", http.StatusSeeOther)
+				return
+			}
+			l.setCookie(w, r, token)
+			// A clean URL: the ticket never stays in the address bar or the history.
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+		}).doc("Trades a single-use ticket (valid 2 minutes) for the session cookie and redirects to the UI. " +
+		"The one GET that changes state, because a browser opens the link.")
+	ticket.Status = http.StatusSeeOther
+	ticket.Auth, ticket.Public = AuthPublic, true
+	return []Op{
+		ticket,
+		op(http.MethodPost, "/auth/login", "auth.login.password", "Sign in with the password", func(c *Call, in *LoginPassword) (NoContent, error) {
+			user := in.Username
+			if user == "" {
+				user = l.Auth.Username()
+			}
+			if !l.Auth.Check(user, in.Password) {
+				time.Sleep(200 * time.Millisecond) // slow down guessing
+				return NoContent{}, errs.E(errs.Unauthorized, "wrong user name or password")
+			}
+			l.setCookie(c.W, c.R, l.Auth.NewSession())
+			return NoContent{}, nil
+		}).public().doc("Sets the session cookie.", 401, 415),
+		op(http.MethodPost, "/auth/logout", "auth.logout", "Sign out", func(c *Call, _ *struct{}) (NoContent, error) {
+			if ck, err := c.R.Cookie(SessionCookie); err == nil {
+				l.Auth.EndSession(ck.Value)
+			}
+			http.SetCookie(c.W, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			return NoContent{}, nil
+		}).public().doc("Ends the browser session."),
+	}
+}
+
+func (l *Login) setCookie(w http.ResponseWriter, r *http.Request, token string) {
+	http.SetCookie(w, &http.Cookie{
+		Name: SessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil, MaxAge: int(auth.SessionTTL / time.Second),
+	})
+}

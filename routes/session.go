@@ -1,0 +1,125 @@
+package routes
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"tandem/session"
+)
+
+// Sessions serves sessions and their messages.
+type Sessions struct {
+	Service *session.Service
+}
+
+// SessionPath names a session in the URL.
+type SessionPath struct {
+	SessionID string `path:"sessionID" pattern:"^ses" json:"-"`
+}
+
+// SessionListQuery filters GET /session.
+type SessionListQuery struct {
+	Roots  bool    `query:"roots" description:"Only sessions without a parent."`
+	Start  float64 `query:"start" description:"Only sessions updated at or after this time (epoch ms)."`
+	Search string  `query:"search" description:"Case-insensitive substring of the title."`
+	Limit  int     `query:"limit" minimum:"1" maximum:"1000" description:"Page size (default 100). When more exist, the Link and x-next-cursor headers point to the next page."`
+	Before string  `query:"before" description:"The x-next-cursor of the previous page."`
+	Scope  string  `query:"scope" enum:"project" description:"Accepted for OpenCode compatibility: listings are always scoped to the directory."`
+	Path   string  `query:"path" description:"Accepted for OpenCode compatibility."`
+}
+
+// SessionCreate is the body of POST /session.
+type SessionCreate struct {
+	session.CreateInput
+}
+
+// SessionUpdate is PATCH /session/{sessionID}.
+type SessionUpdate struct {
+	SessionPath
+	session.UpdateInput
+}
+
+// SessionFork is POST /session/{sessionID}/fork.
+type SessionFork struct {
+	SessionPath
+	session.ForkInput
+}
+
+// MessageListQuery pages GET /session/{sessionID}/message.
+type MessageListQuery struct {
+	SessionPath
+	Limit  int    `query:"limit" minimum:"0" description:"The newest N messages. When older ones exist, Link and x-next-cursor point to them."`
+	Before string `query:"before" description:"The x-next-cursor of the previous page."`
+}
+
+// MessagePath names a message in the URL.
+type MessagePath struct {
+	SessionPath
+	MessageID string `path:"messageID" pattern:"^msg" json:"-"`
+}
+
+// Ops declares the session routes.
+func (s *Sessions) Ops() []Op {
+	return []Op{
+		op(http.MethodGet, "/session", "session.list", "List sessions", func(c *Call, in *SessionListQuery) ([]session.Session, error) {
+			page, err := s.Service.List(c.Ctx(), session.ListInput{
+				Directory: c.Dir, Roots: in.Roots, Start: int64(in.Start), Search: in.Search, Limit: in.Limit, Cursor: in.Before,
+			})
+			if err != nil {
+				return nil, err
+			}
+			setNextPage(c, page.NextCursor)
+			return page.Items, nil
+		}).doc("Sessions of the directory, most recently updated first. Pages never truncate silently: "+
+			"when more sessions exist, the response carries `Link: <…>; rel=\"next\"` and `x-next-cursor`."),
+		op(http.MethodPost, "/session", "session.create", "Create session", func(c *Call, in *SessionCreate) (session.Session, error) {
+			return s.Service.Create(c.Ctx(), c.Dir, in.CreateInput)
+		}).doc("An empty body is fine: the title defaults to \"New session - <time>\".", 404, 413, 415),
+		op(http.MethodGet, "/session/status", "session.status", "Get session status", func(c *Call, _ *struct{}) (map[string]session.Status, error) {
+			return s.Service.Statuses(), nil
+		}).doc("Busy and retrying sessions; idle ones are absent."),
+		op(http.MethodGet, "/session/{sessionID}", "session.get", "Get session", func(c *Call, in *SessionPath) (session.Session, error) {
+			return s.Service.Get(c.Ctx(), in.SessionID)
+		}).doc("", 404),
+		op(http.MethodPatch, "/session/{sessionID}", "session.update", "Update session", func(c *Call, in *SessionUpdate) (session.Session, error) {
+			return s.Service.Update(c.Ctx(), in.SessionID, in.UpdateInput)
+		}).doc("", 404, 413, 415),
+		op(http.MethodDelete, "/session/{sessionID}", "session.delete", "Delete session", func(c *Call, in *SessionPath) (bool, error) {
+			return true, s.Service.Delete(c.Ctx(), in.SessionID)
+		}).doc("Deletes the session, its children, messages and parts; a running turn is aborted and its pending requests rejected.", 404),
+		op(http.MethodGet, "/session/{sessionID}/children", "session.children", "Get session children", func(c *Call, in *SessionPath) ([]session.Session, error) {
+			return s.Service.Children(c.Ctx(), in.SessionID)
+		}).doc("", 404),
+		op(http.MethodPost, "/session/{sessionID}/fork", "session.fork", "Fork session", func(c *Call, in *SessionFork) (session.Session, error) {
+			return s.Service.Fork(c.Ctx(), in.SessionID, in.ForkInput)
+		}).doc("A new session with the messages before messageID (all when absent), titled \"<title> (fork #n)\".", 404, 415),
+		op(http.MethodGet, "/session/{sessionID}/message", "session.messages", "Get session messages", func(c *Call, in *MessageListQuery) ([]session.WithParts, error) {
+			page, err := s.Service.Messages(c.Ctx(), in.SessionID, session.MessagesInput{Limit: in.Limit, Before: in.Before})
+			if err != nil {
+				return nil, err
+			}
+			setNextPage(c, page.NextCursor)
+			return page.Items, nil
+		}).doc("Oldest first. With limit, the newest N and a cursor to the older ones.", 404),
+		op(http.MethodGet, "/session/{sessionID}/message/{messageID}", "session.message", "Get message", func(c *Call, in *MessagePath) (session.WithParts, error) {
+			return s.Service.Message(c.Ctx(), in.SessionID, in.MessageID)
+		}).doc("", 404),
+	}
+}
+
+// setNextPage advertises the next page the way OpenCode's message listing does.
+func setNextPage(c *Call, cursor string) {
+	if cursor == "" {
+		return
+	}
+	u := *c.R.URL
+	q := u.Query()
+	q.Set("before", cursor)
+	if q.Get("limit") == "" {
+		q.Set("limit", strconv.Itoa(session.DefaultPage))
+	}
+	u.RawQuery = q.Encode()
+	c.Header().Set("Link", "<"+(&url.URL{Path: u.Path, RawQuery: u.RawQuery}).String()+`>; rel="next"`)
+	c.Header().Set("x-next-cursor", cursor)
+}

@@ -1,0 +1,210 @@
+package server
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"tandem/auth"
+	"tandem/errs"
+	"tandem/routes"
+)
+
+// guard returns the per-operation authentication wrapper the router applies.
+func guard(a *auth.Authority) routes.Guard {
+	return func(op routes.Op, next http.Handler) http.Handler {
+		if op.Auth == routes.AuthPublic {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if op.Auth == routes.AuthTicket && r.URL.Query().Get("ticket") != "" {
+				next.ServeHTTP(w, r) // the handler redeems the ticket itself
+				return
+			}
+			if !authenticated(a, r) {
+				routes.WriteError(w, r, errs.E(errs.Unauthorized, "authentication required: HTTP Basic, Bearer, ?auth_token= or the session cookie"))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func authenticated(a *auth.Authority, r *http.Request) bool {
+	if a.Disabled() {
+		return true
+	}
+	if user, pass, ok := r.BasicAuth(); ok {
+		return a.Check(user, pass)
+	}
+	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return a.CheckBearer(strings.TrimSpace(h[7:]))
+	}
+	if t := r.URL.Query().Get("auth_token"); t != "" {
+		return a.CheckToken(t)
+	}
+	if c, err := r.Cookie(routes.SessionCookie); err == nil {
+		return a.CheckSession(c.Value)
+	}
+	return false
+}
+
+// hostGuard refuses requests whose Host does not name this server, so a DNS-rebinding page cannot
+// reach a loopback server through a name it controls.
+func (s *Server) hostGuard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.allowedHost(r.Host) {
+			routes.WriteError(w, r, errs.Named(errs.Forbidden, "ForbiddenHostError", "Host %q does not name this server", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) allowedHost(hostport string) bool {
+	if !s.loopback {
+		return true // a non-loopback server always has a password; rebinding gains nothing
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = hostport, ""
+	}
+	if port != "" && port != s.port {
+		return false
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// originGuard refuses cross-origin requests: the request does not execute at all (OpenCode only
+// leaves out the CORS headers and runs it). Allowed origins are the server's own and --cors ones;
+// for those, CORS preflights are answered here, before authentication.
+func (s *Server) originGuard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Vary", "Origin")
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		sameOrigin := s.sameOrigin(origin, r)
+		listed := s.cors[origin]
+		if !sameOrigin && !listed {
+			routes.WriteError(w, r, errs.Named(errs.Forbidden, "ForbiddenOriginError", "Origin %q is not allowed; start the server with --cors %s to allow it", origin, origin))
+			return
+		}
+		if listed {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Allow-Credentials", "true")
+			h.Set("Access-Control-Expose-Headers", "Link, x-next-cursor")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Methods", "GET, HEAD, PUT, PATCH, POST, DELETE")
+				if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+					h.Set("Access-Control-Allow-Headers", req)
+				}
+				h.Set("Access-Control-Max-Age", "86400")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) sameOrigin(origin string, r *http.Request) bool {
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	return strings.EqualFold(origin, scheme+r.Host)
+}
+
+// scope resolves the request's project directory (?directory= or x-opencode-directory).
+func (s *Server) scope(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dir, err := routes.ResolveDirectory(r.URL.Query().Get("directory"), r.Header.Get("x-opencode-directory"), s.cfg.Directory)
+		if err != nil {
+			routes.WriteError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(routes.WithDirectory(r.Context(), dir)))
+	})
+}
+
+// observe gives each request an ID and a logger, logs it, and turns a panic into a 500.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqID := r.Header.Get("X-Request-ID")
+		if reqID == "" || len(reqID) > 64 {
+			var b [8]byte
+			_, _ = rand.Read(b[:])
+			reqID = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-ID", reqID)
+		log := s.log.With("request_id", reqID)
+		r = r.WithContext(routes.WithLogger(r.Context(), log))
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.Error("panic", "panic", p, "stack", string(debug.Stack()))
+				if !rec.wrote {
+					routes.WriteError(rec, r, errs.E(errs.Internal, "Unexpected server error. Check server logs for details."))
+				}
+			}
+			log.LogAttrs(r.Context(), slog.LevelDebug, "request",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status), slog.Duration("took", time.Since(start)))
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// statusRecorder remembers the status for the access log. It keeps Flush and Hijack reachable
+// through Unwrap, which http.ResponseController and the WebSocket upgrade rely on.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Flush() {
+	r.wrote = true
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Hijack lets the WebSocket upgrade take the connection.
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	r.wrote, r.status = true, http.StatusSwitchingProtocols
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}

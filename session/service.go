@@ -1,0 +1,583 @@
+// Package session owns sessions, their messages and parts, and the prompt loop that runs one agent
+// turn at a time per session. It stores through package store and announces every change on the bus;
+// it knows nothing of HTTP.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"tandem/bus"
+	"tandem/errs"
+	"tandem/id"
+	"tandem/permission"
+	"tandem/store"
+)
+
+// Service is the session domain. Create it with New.
+type Service struct {
+	db      *store.DB
+	bus     *bus.Bus
+	ids     *id.Source
+	log     *slog.Logger
+	version string
+	now     func() time.Time
+
+	mu       sync.Mutex
+	status   map[string]Status // busy and retrying sessions; idle ones are absent, as OpenCode
+	projects map[string]string // directory -> project ID
+	loop     *loop             // the agent; nil until SetAgent
+}
+
+// Options configure a Service.
+type Options struct {
+	DB      *store.DB
+	Bus     *bus.Bus
+	Logger  *slog.Logger
+	Version string
+}
+
+// New makes a session service over an open store.
+func New(o Options) *Service {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{
+		db:       o.DB,
+		bus:      o.Bus,
+		ids:      id.NewSource(),
+		log:      o.Logger,
+		version:  o.Version,
+		now:      time.Now,
+		status:   make(map[string]Status),
+		projects: make(map[string]string),
+	}
+}
+
+func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
+
+// publish sends an event; a failure to encode is a bug and is logged, never returned to a client.
+func (s *Service) publish(directory, typ string, props any) {
+	if err := s.bus.Publish(directory, typ, props); err != nil {
+		s.log.Error("publish", "type", typ, "err", err)
+	}
+}
+
+// CreateInput is the body of POST /session.
+type CreateInput struct {
+	ParentID    string            `json:"parentID,omitempty"`
+	Title       string            `json:"title,omitempty"`
+	Agent       string            `json:"agent,omitempty"`
+	Model       *SessionModel     `json:"model,omitempty"`
+	Metadata    map[string]any    `json:"metadata,omitempty"`
+	Permission  []permission.Rule `json:"permission,omitempty"`
+	WorkspaceID string            `json:"workspaceID,omitempty"`
+}
+
+// Validate checks the fields a client can get wrong.
+func (in CreateInput) Validate() error {
+	if in.ParentID != "" && !id.Valid(id.Session, in.ParentID) {
+		return errs.E(errs.Invalid, "parentID: malformed session ID %q", in.ParentID)
+	}
+	if len(in.Title) > 1024 {
+		return errs.E(errs.Invalid, "title: longer than 1024 characters")
+	}
+	return validateRules(in.Permission)
+}
+
+func validateRules(rules []permission.Rule) error {
+	for i, r := range rules {
+		switch r.Action {
+		case permission.Allow, permission.Ask, permission.Deny:
+		default:
+			return errs.E(errs.Invalid, "permission[%d].action: expected \"allow\" | \"ask\" | \"deny\", got %q", i, r.Action)
+		}
+		if r.Permission == "" {
+			return errs.E(errs.Invalid, "permission[%d].permission: required", i)
+		}
+	}
+	return nil
+}
+
+// Create makes a session in directory.
+func (s *Service) Create(ctx context.Context, directory string, in CreateInput) (Session, error) {
+	if err := in.Validate(); err != nil {
+		return Session{}, err
+	}
+	if in.ParentID != "" {
+		if _, err := s.Get(ctx, in.ParentID); err != nil {
+			return Session{}, err
+		}
+	}
+	now := s.nowMS()
+	sess := Session{
+		ID:          s.ids.NewDescending(id.Session),
+		Slug:        slug(),
+		ProjectID:   s.ProjectID(directory),
+		WorkspaceID: in.WorkspaceID,
+		Directory:   directory,
+		ParentID:    in.ParentID,
+		Title:       in.Title,
+		Agent:       in.Agent,
+		Model:       in.Model,
+		Version:     s.version,
+		Metadata:    in.Metadata,
+		Permission:  in.Permission,
+		Time:        SessionTime{Created: now, Updated: now},
+	}
+	if sess.Title == "" {
+		prefix := "New session - "
+		if in.ParentID != "" {
+			prefix = "Child session - "
+		}
+		sess.Title = prefix + time.UnixMilli(now).UTC().Format(time.RFC3339Nano)
+	}
+	if err := s.put(ctx, sess); err != nil {
+		return Session{}, err
+	}
+	s.publish(directory, "session.created", map[string]any{"sessionID": sess.ID, "info": sess})
+	return sess, nil
+}
+
+func (s *Service) put(ctx context.Context, sess Session) error {
+	data, err := json.Marshal(sess)
+	if err != nil {
+		return err
+	}
+	return s.db.PutSession(ctx, store.Session{
+		ID: sess.ID, Directory: sess.Directory, ParentID: sess.ParentID, Title: sess.Title,
+		Created: sess.Time.Created, Updated: sess.Time.Updated, Data: data,
+	})
+}
+
+// Get returns a session; a malformed ID is Invalid and an unknown one NotFound.
+func (s *Service) Get(ctx context.Context, sessionID string) (Session, error) {
+	if !id.Valid(id.Session, sessionID) {
+		return Session{}, errs.E(errs.Invalid, "malformed session ID %q", sessionID)
+	}
+	row, err := s.db.GetSession(ctx, sessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Session{}, errs.E(errs.NotFound, "Session not found: %s", sessionID)
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	return decodeSession(row.Data)
+}
+
+func decodeSession(data []byte) (Session, error) {
+	var sess Session
+	if err := json.Unmarshal(data, &sess); err != nil {
+		return Session{}, fmt.Errorf("session: decode: %w", err)
+	}
+	return sess, nil
+}
+
+// ListInput filters GET /session.
+type ListInput struct {
+	Directory string
+	Roots     bool
+	Start     int64 // updated at or after, epoch ms
+	Search    string
+	Limit     int    // default and maximum 100... see MaxPage
+	Cursor    string // from a previous page's NextCursor
+}
+
+// DefaultPage is how many sessions a listing returns without a limit, as OpenCode.
+const DefaultPage = 100
+
+// MaxPage bounds one page.
+const MaxPage = 1000
+
+// Page is one page of a listing. NextCursor is set when more results exist, so a listing is never
+// truncated silently.
+type Page[T any] struct {
+	Items      []T
+	NextCursor string
+}
+
+type listCursor struct {
+	Updated int64  `json:"u"`
+	ID      string `json:"id"`
+}
+
+// List returns sessions newest first.
+func (s *Service) List(ctx context.Context, in ListInput) (Page[Session], error) {
+	limit := in.Limit
+	if limit <= 0 {
+		limit = DefaultPage
+	}
+	if limit > MaxPage {
+		return Page[Session]{}, errs.E(errs.Invalid, "limit: at most %d", MaxPage)
+	}
+	q := store.SessionQuery{Directory: in.Directory, RootsOnly: in.Roots, Since: in.Start, Search: in.Search, Limit: limit + 1}
+	if in.Cursor != "" {
+		var c listCursor
+		if err := decodeCursor(in.Cursor, &c); err != nil || !id.Valid(id.Session, c.ID) {
+			return Page[Session]{}, errs.Named(errs.Invalid, "InvalidCursorError", "cursor: not a cursor this server issued")
+		}
+		q.AfterUpdated, q.AfterID = c.Updated, c.ID
+	}
+	rows, err := s.db.ListSessions(ctx, q)
+	if err != nil {
+		return Page[Session]{}, err
+	}
+	var page Page[Session]
+	if len(rows) > limit {
+		rows = rows[:limit]
+		last := rows[len(rows)-1]
+		page.NextCursor = encodeCursor(listCursor{Updated: last.Updated, ID: last.ID})
+	}
+	page.Items = make([]Session, 0, len(rows))
+	for _, r := range rows {
+		sess, err := decodeSession(r.Data)
+		if err != nil {
+			return Page[Session]{}, err
+		}
+		page.Items = append(page.Items, sess)
+	}
+	return page, nil
+}
+
+// Children lists the sessions whose parent is sessionID.
+func (s *Service) Children(ctx context.Context, sessionID string) ([]Session, error) {
+	if _, err := s.Get(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.ListSessions(ctx, store.SessionQuery{ParentID: sessionID})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Session, 0, len(rows))
+	for _, r := range rows {
+		sess, err := decodeSession(r.Data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sess)
+	}
+	return out, nil
+}
+
+// UpdateInput is the body of PATCH /session/{id}; absent fields are left alone.
+type UpdateInput struct {
+	Title      *string           `json:"title,omitempty"`
+	Metadata   map[string]any    `json:"metadata,omitempty"`
+	Permission []permission.Rule `json:"permission,omitempty"`
+	Time       *struct {
+		Archived *int64 `json:"archived,omitempty"`
+	} `json:"time,omitempty"`
+}
+
+// Update changes a session's title, metadata, rules or archived time.
+func (s *Service) Update(ctx context.Context, sessionID string, in UpdateInput) (Session, error) {
+	if in.Title != nil && len(*in.Title) > 1024 {
+		return Session{}, errs.E(errs.Invalid, "title: longer than 1024 characters")
+	}
+	if err := validateRules(in.Permission); err != nil {
+		return Session{}, err
+	}
+	return s.mutate(ctx, sessionID, func(sess *Session) {
+		if in.Title != nil {
+			sess.Title = *in.Title
+		}
+		if in.Metadata != nil {
+			sess.Metadata = in.Metadata
+		}
+		if in.Permission != nil {
+			sess.Permission = in.Permission
+		}
+		if in.Time != nil && in.Time.Archived != nil {
+			sess.Time.Archived = *in.Time.Archived
+		}
+	})
+}
+
+// mutate applies fn to a stored session, bumps its updated time, stores and announces it.
+func (s *Service) mutate(ctx context.Context, sessionID string, fn func(*Session)) (Session, error) {
+	sess, err := s.Get(ctx, sessionID)
+	if err != nil {
+		return Session{}, err
+	}
+	fn(&sess)
+	sess.Time.Updated = max(s.nowMS(), sess.Time.Updated)
+	if err := s.put(ctx, sess); err != nil {
+		return Session{}, err
+	}
+	s.publish(sess.Directory, "session.updated", map[string]any{"sessionID": sess.ID, "info": sess})
+	return sess, nil
+}
+
+// Delete removes a session, its children, messages and parts. A running turn is aborted first.
+func (s *Service) Delete(ctx context.Context, sessionID string) error {
+	sess, err := s.Get(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	children, err := s.Children(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		if err := s.Delete(ctx, c.ID); err != nil && !errs.Is(err, errs.NotFound) {
+			return err
+		}
+	}
+	s.abortAndWait(sessionID, "the session was deleted")
+	if err := s.db.DeleteSession(ctx, sessionID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return errs.E(errs.NotFound, "Session not found: %s", sessionID)
+		}
+		return err
+	}
+	s.publish(sess.Directory, "session.deleted", map[string]any{"sessionID": sess.ID, "info": sess})
+	return nil
+}
+
+// MessagesInput pages GET /session/{id}/message.
+type MessagesInput struct {
+	Limit  int
+	Before string // cursor from a previous page
+}
+
+type messageCursor struct {
+	ID      string `json:"id"`
+	Created int64  `json:"time"`
+}
+
+// Messages returns a page of a session's messages, oldest first, and a cursor to the older ones.
+func (s *Service) Messages(ctx context.Context, sessionID string, in MessagesInput) (Page[WithParts], error) {
+	if _, err := s.Get(ctx, sessionID); err != nil {
+		return Page[WithParts]{}, err
+	}
+	if in.Limit < 0 {
+		return Page[WithParts]{}, errs.E(errs.Invalid, "limit: must not be negative")
+	}
+	q := store.MessageQuery{SessionID: sessionID}
+	if in.Limit > 0 {
+		q.Limit = in.Limit + 1
+	}
+	if in.Before != "" {
+		var c messageCursor
+		if err := decodeCursor(in.Before, &c); err != nil || !id.Valid(id.Message, c.ID) {
+			return Page[WithParts]{}, errs.Named(errs.Invalid, "InvalidCursorError", "before: not a cursor this server issued")
+		}
+		q.BeforeCreated, q.BeforeID = c.Created, c.ID
+	}
+	msgs, parts, err := s.db.ListMessages(ctx, q)
+	if err != nil {
+		return Page[WithParts]{}, err
+	}
+	var page Page[WithParts]
+	if in.Limit > 0 && len(msgs) > in.Limit {
+		msgs = msgs[len(msgs)-in.Limit:]
+		page.NextCursor = encodeCursor(messageCursor{ID: msgs[0].ID, Created: msgs[0].Created})
+	}
+	page.Items = make([]WithParts, 0, len(msgs))
+	for _, m := range msgs {
+		wp, err := decodeWithParts(m, parts[m.ID])
+		if err != nil {
+			return Page[WithParts]{}, err
+		}
+		page.Items = append(page.Items, wp)
+	}
+	return page, nil
+}
+
+// Message returns one message with its parts.
+func (s *Service) Message(ctx context.Context, sessionID, messageID string) (WithParts, error) {
+	if _, err := s.Get(ctx, sessionID); err != nil {
+		return WithParts{}, err
+	}
+	if !id.Valid(id.Message, messageID) {
+		return WithParts{}, errs.E(errs.Invalid, "malformed message ID %q", messageID)
+	}
+	m, parts, err := s.db.GetMessage(ctx, sessionID, messageID)
+	if errors.Is(err, store.ErrNotFound) {
+		return WithParts{}, errs.Named(errs.NotFound, "MessageNotFoundError", "Message not found: %s", messageID)
+	}
+	if err != nil {
+		return WithParts{}, err
+	}
+	return decodeWithParts(m, parts)
+}
+
+func decodeWithParts(m store.Message, rows []store.Part) (WithParts, error) {
+	var wp WithParts
+	if err := json.Unmarshal(m.Data, &wp.Info); err != nil {
+		return WithParts{}, fmt.Errorf("session: decode message %s: %w", m.ID, err)
+	}
+	wp.Parts = make([]Part, 0, len(rows))
+	for _, r := range rows {
+		var p Part
+		if err := json.Unmarshal(r.Data, &p); err != nil {
+			return WithParts{}, fmt.Errorf("session: decode part %s: %w", r.ID, err)
+		}
+		wp.Parts = append(wp.Parts, p)
+	}
+	return wp, nil
+}
+
+// ForkInput is the body of POST /session/{id}/fork.
+type ForkInput struct {
+	MessageID string `json:"messageID,omitempty"`
+}
+
+// Fork copies a session, up to but not including MessageID when given, into a new session titled
+// "<title> (fork #n)". As OpenCode, the fork is not a child of the original.
+func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Session, error) {
+	src, err := s.Get(ctx, sessionID)
+	if err != nil {
+		return Session{}, err
+	}
+	if in.MessageID != "" && !id.Valid(id.Message, in.MessageID) {
+		return Session{}, errs.E(errs.Invalid, "messageID: malformed message ID %q", in.MessageID)
+	}
+	msgs, parts, err := s.db.ListMessages(ctx, store.MessageQuery{SessionID: sessionID})
+	if err != nil {
+		return Session{}, err
+	}
+	if in.MessageID != "" {
+		cut := -1
+		for i, m := range msgs {
+			if m.ID == in.MessageID {
+				cut = i
+			}
+		}
+		if cut < 0 {
+			return Session{}, errs.Named(errs.NotFound, "MessageNotFoundError", "Message not found: %s", in.MessageID)
+		}
+		msgs = msgs[:cut]
+	}
+	fork, err := s.Create(ctx, src.Directory, CreateInput{
+		Title: s.forkTitle(ctx, src), Agent: src.Agent, Model: src.Model, Permission: src.Permission,
+	})
+	if err != nil {
+		return Session{}, err
+	}
+	// Copy with fresh IDs, keeping order: IDs from one Source are ascending.
+	msgIDs := make(map[string]string, len(msgs))
+	for _, m := range msgs {
+		wp, err := decodeWithParts(m, parts[m.ID])
+		if err != nil {
+			return Session{}, err
+		}
+		newID := s.ids.New(id.Message)
+		msgIDs[m.ID] = newID
+		wp.Info.ID, wp.Info.SessionID = newID, fork.ID
+		if wp.Info.ParentID != "" {
+			wp.Info.ParentID = msgIDs[wp.Info.ParentID]
+		}
+		if err := s.putMessage(ctx, wp.Info); err != nil {
+			return Session{}, err
+		}
+		for _, p := range wp.Parts {
+			p.ID, p.MessageID, p.SessionID = s.ids.New(id.Part), newID, fork.ID
+			if err := s.putPart(ctx, p); err != nil {
+				return Session{}, err
+			}
+		}
+	}
+	return fork, nil
+}
+
+func (s *Service) forkTitle(ctx context.Context, src Session) string {
+	base := src.Title
+	if i := strings.LastIndex(base, " (fork #"); i > 0 && strings.HasSuffix(base, ")") {
+		base = base[:i]
+	}
+	n := 1
+	if rows, err := s.db.ListSessions(ctx, store.SessionQuery{Directory: src.Directory, Search: base + " (fork #"}); err == nil {
+		n += len(rows)
+	}
+	return fmt.Sprintf("%s (fork #%d)", base, n)
+}
+
+func (s *Service) putMessage(ctx context.Context, m Message) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return s.db.PutMessage(ctx, store.Message{ID: m.ID, SessionID: m.SessionID, Created: m.Time.Created, Data: data})
+}
+
+func (s *Service) putPart(ctx context.Context, p Part) error {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return s.db.PutPart(ctx, store.Part{ID: p.ID, MessageID: p.MessageID, SessionID: p.SessionID, Data: data})
+}
+
+// Statuses returns the sessions that are not idle, as GET /session/status.
+func (s *Service) Statuses() map[string]Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]Status, len(s.status))
+	for k, v := range s.status {
+		out[k] = v
+	}
+	return out
+}
+
+// ProjectID names the project a directory belongs to: the root commit of its git repository (as
+// OpenCode), or "global" outside git.
+func (s *Service) ProjectID(directory string) string {
+	s.mu.Lock()
+	p, ok := s.projects[directory]
+	s.mu.Unlock()
+	if ok {
+		return p
+	}
+	p = "global"
+	cmd := exec.Command("git", "rev-list", "--max-parents=0", "--all")
+	cmd.Dir = directory
+	if out, err := cmd.Output(); err == nil {
+		if lines := strings.Fields(string(out)); len(lines) > 0 {
+			p = lines[len(lines)-1]
+		}
+	}
+	s.mu.Lock()
+	s.projects[directory] = p
+	s.mu.Unlock()
+	return p
+}
+
+func encodeCursor(v any) string {
+	b, _ := json.Marshal(v)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(c string, v any) error {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		b, err = base64.StdEncoding.DecodeString(c)
+		if err != nil {
+			return err
+		}
+	}
+	return json.Unmarshal(b, v)
+}
+
+var slugWords = [2][]string{
+	{"brave", "calm", "clever", "eager", "gentle", "happy", "jolly", "kind", "lucky", "mighty", "nimble", "proud", "quiet", "swift", "tidy", "witty"},
+	{"engine", "falcon", "garden", "harbor", "island", "knight", "lantern", "meadow", "otter", "pixel", "river", "rocket", "tiger", "valley", "wizard", "comet"},
+}
+
+func slug() string {
+	pick := func(words []string) string {
+		n, _ := rand.Int(rand.Reader, big.NewInt(int64(len(words))))
+		return words[n.Int64()]
+	}
+	return pick(slugWords[0]) + "-" + pick(slugWords[1])
+}

@@ -1,0 +1,433 @@
+// Package store keeps tandem's state in one SQLite file (modernc.org/sqlite, no cgo): sessions,
+// messages, parts, todos, and the permission grants and decision log. Rows carry the documents the
+// API serves as JSON blobs plus the few columns queries filter on, so the shapes live in the domain
+// packages and the store stays a thin, replaceable layer.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strings"
+
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DB is an open tandem database.
+type DB struct {
+	db   *sql.DB
+	path string
+}
+
+// Open opens (creating if needed) the database at path and applies pending migrations.
+func Open(ctx context.Context, path string) (*DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	// SQLite has one writer; a small pool keeps readers concurrent without piling up BUSY waits.
+	db.SetMaxOpenConns(4)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s := &DB{db: db, path: path}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path is the database file.
+func (s *DB) Path() string { return s.path }
+
+// Close checkpoints the WAL and closes the file.
+func (s *DB) Close() error {
+	_, _ = s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	return s.db.Close()
+}
+
+func (s *DB) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("store: migrations table: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := s.apply(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *DB) apply(ctx context.Context, name string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM migrations WHERE name = ?`, name).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	body, err := migrations.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		return fmt.Errorf("store: migration %s: %w", name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name) VALUES (?)`, name); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// ErrNotFound is returned when a row does not exist.
+var ErrNotFound = errors.New("store: not found")
+
+// Session is a stored session document with its query columns.
+type Session struct {
+	ID        string
+	Directory string
+	ParentID  string
+	Title     string
+	Created   int64
+	Updated   int64
+	Data      []byte
+}
+
+// PutSession inserts or replaces a session.
+func (s *DB) PutSession(ctx context.Context, r Session) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, directory, parent_id, title, created, updated, data)
+		VALUES (?, ?, NULLIF(?, ''), ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET directory = excluded.directory, parent_id = excluded.parent_id,
+		title = excluded.title, updated = excluded.updated, data = excluded.data`,
+		r.ID, r.Directory, r.ParentID, r.Title, r.Created, r.Updated, r.Data)
+	return wrap("put session", err)
+}
+
+// GetSession returns one session, or ErrNotFound.
+func (s *DB) GetSession(ctx context.Context, id string) (Session, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT id, directory, COALESCE(parent_id, ''), title, created, updated, data FROM sessions WHERE id = ?`, id)
+	var r Session
+	err := row.Scan(&r.ID, &r.Directory, &r.ParentID, &r.Title, &r.Created, &r.Updated, &r.Data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Session{}, ErrNotFound
+	}
+	return r, wrap("get session", err)
+}
+
+// SessionQuery filters ListSessions. Results are ordered by updated time, newest first.
+type SessionQuery struct {
+	Directory string // empty: all directories
+	ParentID  string // non-empty: only children of this session
+	RootsOnly bool
+	Since     int64  // updated at or after (epoch ms); 0: no bound
+	Search    string // case-insensitive substring of the title
+	// After continues a listing: only sessions strictly older than this (updated, id) position.
+	AfterUpdated int64
+	AfterID      string
+	Limit        int // 0: no limit
+}
+
+// ListSessions returns the sessions matching q.
+func (s *DB) ListSessions(ctx context.Context, q SessionQuery) ([]Session, error) {
+	var where []string
+	var args []any
+	if q.Directory != "" {
+		where, args = append(where, "directory = ?"), append(args, q.Directory)
+	}
+	if q.ParentID != "" {
+		where, args = append(where, "parent_id = ?"), append(args, q.ParentID)
+	}
+	if q.RootsOnly {
+		where = append(where, "parent_id IS NULL")
+	}
+	if q.Since > 0 {
+		where, args = append(where, "updated >= ?"), append(args, q.Since)
+	}
+	if q.Search != "" {
+		where, args = append(where, "title LIKE ? ESCAPE '\\'"), append(args, "%"+escapeLike(q.Search)+"%")
+	}
+	if q.AfterID != "" {
+		where, args = append(where, "(updated < ? OR (updated = ? AND id < ?))"), append(args, q.AfterUpdated, q.AfterUpdated, q.AfterID)
+	}
+	query := `SELECT id, directory, COALESCE(parent_id, ''), title, created, updated, data FROM sessions`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY updated DESC, id DESC"
+	if q.Limit > 0 {
+		query += fmt.Sprintf(" LIMIT %d", q.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, wrap("list sessions", err)
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		var r Session
+		if err := rows.Scan(&r.ID, &r.Directory, &r.ParentID, &r.Title, &r.Created, &r.Updated, &r.Data); err != nil {
+			return nil, wrap("list sessions", err)
+		}
+		out = append(out, r)
+	}
+	return out, wrap("list sessions", rows.Err())
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// DeleteSession removes a session and, through foreign keys, its messages, parts and todos.
+func (s *DB) DeleteSession(ctx context.Context, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+	if err != nil {
+		return wrap("delete session", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Message is a stored message document.
+type Message struct {
+	ID        string
+	SessionID string
+	Created   int64
+	Data      []byte
+}
+
+// Part is a stored part document; parts of a message are ordered by ID.
+type Part struct {
+	ID        string
+	MessageID string
+	SessionID string
+	Data      []byte
+}
+
+// PutMessage inserts or replaces a message.
+func (s *DB) PutMessage(ctx context.Context, m Message) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO messages (id, session_id, created, data) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, m.ID, m.SessionID, m.Created, m.Data)
+	return wrap("put message", err)
+}
+
+// PutPart inserts or replaces a part.
+func (s *DB) PutPart(ctx context.Context, p Part) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO parts (id, message_id, session_id, data) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, p.ID, p.MessageID, p.SessionID, p.Data)
+	return wrap("put part", err)
+}
+
+// MessageQuery pages through a session's messages: the newest Limit messages older than Before
+// (by created time, then ID), returned oldest first as OpenCode returns them.
+type MessageQuery struct {
+	SessionID     string
+	Limit         int // 0: all
+	BeforeCreated int64
+	BeforeID      string
+}
+
+// ListMessages returns the messages matching q, oldest first, each with its parts.
+func (s *DB) ListMessages(ctx context.Context, q MessageQuery) ([]Message, map[string][]Part, error) {
+	query := `SELECT id, session_id, created, data FROM messages WHERE session_id = ?`
+	args := []any{q.SessionID}
+	if q.BeforeID != "" {
+		query += ` AND (created < ? OR (created = ? AND id < ?))`
+		args = append(args, q.BeforeCreated, q.BeforeCreated, q.BeforeID)
+	}
+	query += ` ORDER BY created DESC, id DESC`
+	if q.Limit > 0 {
+		query += fmt.Sprintf(" LIMIT %d", q.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, wrap("list messages", err)
+	}
+	var msgs []Message
+	for rows.Next() {
+		var m Message
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Created, &m.Data); err != nil {
+			rows.Close()
+			return nil, nil, wrap("list messages", err)
+		}
+		msgs = append(msgs, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, wrap("list messages", err)
+	}
+	for i, j := 0, len(msgs)-1; i < j; i, j = i+1, j-1 {
+		msgs[i], msgs[j] = msgs[j], msgs[i]
+	}
+	parts, err := s.partsOf(ctx, q.SessionID, msgs)
+	return msgs, parts, err
+}
+
+func (s *DB) partsOf(ctx context.Context, sessionID string, msgs []Message) (map[string][]Part, error) {
+	out := make(map[string][]Part, len(msgs))
+	if len(msgs) == 0 {
+		return out, nil
+	}
+	want := make(map[string]bool, len(msgs))
+	for _, m := range msgs {
+		want[m.ID] = true
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, message_id, session_id, data FROM parts WHERE session_id = ? ORDER BY message_id, id`, sessionID)
+	if err != nil {
+		return nil, wrap("list parts", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p Part
+		if err := rows.Scan(&p.ID, &p.MessageID, &p.SessionID, &p.Data); err != nil {
+			return nil, wrap("list parts", err)
+		}
+		if want[p.MessageID] {
+			out[p.MessageID] = append(out[p.MessageID], p)
+		}
+	}
+	return out, wrap("list parts", rows.Err())
+}
+
+// GetMessage returns one message of a session with its parts, or ErrNotFound.
+func (s *DB) GetMessage(ctx context.Context, sessionID, messageID string) (Message, []Part, error) {
+	var m Message
+	err := s.db.QueryRowContext(ctx, `SELECT id, session_id, created, data FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID).
+		Scan(&m.ID, &m.SessionID, &m.Created, &m.Data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Message{}, nil, ErrNotFound
+	}
+	if err != nil {
+		return Message{}, nil, wrap("get message", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, message_id, session_id, data FROM parts WHERE message_id = ? ORDER BY id`, messageID)
+	if err != nil {
+		return Message{}, nil, wrap("get message parts", err)
+	}
+	defer rows.Close()
+	var parts []Part
+	for rows.Next() {
+		var p Part
+		if err := rows.Scan(&p.ID, &p.MessageID, &p.SessionID, &p.Data); err != nil {
+			return Message{}, nil, wrap("get message parts", err)
+		}
+		parts = append(parts, p)
+	}
+	return m, parts, wrap("get message parts", rows.Err())
+}
+
+// MessageCursor returns the created time of a message, for paging.
+func (s *DB) MessageCursor(ctx context.Context, sessionID, messageID string) (int64, error) {
+	var created int64
+	err := s.db.QueryRowContext(ctx, `SELECT created FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID).Scan(&created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	return created, wrap("message cursor", err)
+}
+
+// RunningParts returns the parts whose document says a tool is still pending or running, so the
+// session package can mark them interrupted after a crash.
+func (s *DB) RunningParts(ctx context.Context) ([]Part, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, message_id, session_id, data FROM parts
+		WHERE json_extract(data, '$.type') = 'tool' AND json_extract(data, '$.state.status') IN ('pending', 'running')`)
+	if err != nil {
+		return nil, wrap("running parts", err)
+	}
+	defer rows.Close()
+	var out []Part
+	for rows.Next() {
+		var p Part
+		if err := rows.Scan(&p.ID, &p.MessageID, &p.SessionID, &p.Data); err != nil {
+			return nil, wrap("running parts", err)
+		}
+		out = append(out, p)
+	}
+	return out, wrap("running parts", rows.Err())
+}
+
+// UnfinishedMessages returns assistant messages that never completed (the process died mid-turn).
+func (s *DB) UnfinishedMessages(ctx context.Context) ([]Message, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, session_id, created, data FROM messages
+		WHERE json_extract(data, '$.role') = 'assistant' AND json_extract(data, '$.time.completed') IS NULL`)
+	if err != nil {
+		return nil, wrap("unfinished messages", err)
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		var m Message
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Created, &m.Data); err != nil {
+			return nil, wrap("unfinished messages", err)
+		}
+		out = append(out, m)
+	}
+	return out, wrap("unfinished messages", rows.Err())
+}
+
+// Todos returns a session's todo list document, or nil when it has none.
+func (s *DB) Todos(ctx context.Context, sessionID string) ([]byte, error) {
+	var data []byte
+	err := s.db.QueryRowContext(ctx, `SELECT data FROM todos WHERE session_id = ?`, sessionID).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return data, wrap("get todos", err)
+}
+
+// PutTodos replaces a session's todo list document.
+func (s *DB) PutTodos(ctx context.Context, sessionID string, data []byte) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO todos (session_id, data) VALUES (?, ?)
+		ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
+	return wrap("put todos", err)
+}
+
+// Tx runs fn in one write transaction.
+func (s *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("begin", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return wrap("commit", tx.Commit())
+}
+
+// SQL exposes the handle to packages that keep their own tables here (permission grants).
+func (s *DB) SQL() *sql.DB { return s.db }
+
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}
