@@ -135,7 +135,7 @@ func (o Op) public() Op {
 	return o
 }
 
-func hasFields(t reflect.Type) bool { return t != nil && t.Kind() == reflect.Struct && t.NumField() > 0 }
+func hasFields(t reflect.Type) bool { return t != nil && (t.Kind() != reflect.Struct || t.NumField() > 0) }
 
 // decode fills in from path parameters, the query string, headers and the JSON body.
 func decode(r *http.Request, in any) error {

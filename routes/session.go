@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"tandem/session"
+	"tandem/tool"
 )
 
 // Sessions serves sessions and their messages.
@@ -61,7 +62,7 @@ type MessagePath struct {
 
 // Ops declares the session routes.
 func (s *Sessions) Ops() []Op {
-	return []Op{
+	return append(s.promptOps(),
 		op(http.MethodGet, "/session", "session.list", "List sessions", func(c *Call, in *SessionListQuery) ([]session.Session, error) {
 			page, err := s.Service.List(c.Ctx(), session.ListInput{
 				Directory: c.Dir, Roots: in.Roots, Start: int64(in.Start), Search: in.Search, Limit: in.Limit, Cursor: in.Before,
@@ -105,7 +106,7 @@ func (s *Sessions) Ops() []Op {
 		op(http.MethodGet, "/session/{sessionID}/message/{messageID}", "session.message", "Get message", func(c *Call, in *MessagePath) (session.WithParts, error) {
 			return s.Service.Message(c.Ctx(), in.SessionID, in.MessageID)
 		}).doc("", 404),
-	}
+	)
 }
 
 // setNextPage advertises the next page the way OpenCode's message listing does.
@@ -122,4 +123,42 @@ func setNextPage(c *Call, cursor string) {
 	u.RawQuery = q.Encode()
 	c.Header().Set("Link", "<"+(&url.URL{Path: u.Path, RawQuery: u.RawQuery}).String()+`>; rel="next"`)
 	c.Header().Set("x-next-cursor", cursor)
+}
+
+// SessionPrompt is the body of POST /session/{sessionID}/message and prompt_async.
+type SessionPrompt struct {
+	SessionPath
+	session.PromptInput
+}
+
+// DiffQuery is GET /session/{sessionID}/diff.
+type DiffQuery struct {
+	SessionPath
+	MessageID string `query:"messageID" description:"Only the changes of that user message's turn."`
+}
+
+// promptOps are the routes that run the agent.
+func (s *Sessions) promptOps() []Op {
+	return []Op{
+		op(http.MethodPost, "/session/{sessionID}/message", "session.prompt", "Send message", func(c *Call, in *SessionPrompt) (session.WithParts, error) {
+			return s.Service.Prompt(c.Ctx(), in.SessionID, in.PromptInput)
+		}).doc("Stores the user message and blocks until its turn ends; returns the last assistant message. "+
+			"A prompt sent while the session is busy is queued and runs next.", 404, 413, 415),
+		op(http.MethodPost, "/session/{sessionID}/prompt_async", "session.prompt_async", "Send async message", func(c *Call, in *SessionPrompt) (NoContent, error) {
+			_, err := s.Service.PromptAsync(c.Ctx(), in.SessionID, in.PromptInput)
+			return NoContent{}, err
+		}).doc("Answers 204 once the user message is stored; the turn runs (or queues) and streams on /event.", 404, 413, 415),
+		op(http.MethodPost, "/session/{sessionID}/abort", "session.abort", "Abort session", func(c *Call, in *SessionPath) (bool, error) {
+			return s.Service.Abort(c.Ctx(), in.SessionID)
+		}).doc("Stops the running turn and the turns queued behind it; running tools are killed and pending requests rejected.", 404),
+		op(http.MethodGet, "/session/{sessionID}/todo", "session.todo", "Get session todos", func(c *Call, in *SessionPath) ([]tool.Todo, error) {
+			return s.Service.Todos(c.Ctx(), in.SessionID)
+		}).doc("", 404),
+		op(http.MethodGet, "/session/{sessionID}/diff", "session.diff", "Get session diff", func(c *Call, in *DiffQuery) ([]session.FileDiff, error) {
+			return s.Service.Diff(c.Ctx(), in.SessionID, in.MessageID)
+		}).doc("The files this session changed, each before its first change and after its last.", 404),
+		op(http.MethodGet, "/agent", "app.agents", "List agents", func(c *Call, _ *struct{}) ([]session.AgentInfo, error) {
+			return session.Agents(), nil
+		}),
+	}
 }

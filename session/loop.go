@@ -1,11 +1,495 @@
 package session
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
 
-// loop runs agent turns; filled in by the agent work.
-type loop struct{}
+	"tandem/errs"
+	"tandem/id"
+	"tandem/provider"
+	"tandem/tool"
+)
 
-func (s *Service) abortAndWait(sessionID, reason string) {}
+// Providers finds the model a turn talks to.
+type Providers interface {
+	Get(providerID string) (provider.Provider, bool)
+	Default() (providerID, modelID string)
+}
 
-// Shutdown aborts running turns so the server can stop; it returns when they have recorded it or ctx ends.
-func (s *Service) Shutdown(ctx context.Context) {}
+// Agent is everything the prompt loop needs beyond the store and the bus.
+type Agent struct {
+	Providers Providers
+	// Tools returns the tools an agent may call in a session (built-ins, question, MCP).
+	Tools func(sess Session, agent string) []tool.Tool
+	// Gate returns the permission checkpoint for one tool call.
+	Gate func(sess Session, messageID, callID string) tool.Gate
+	// Cost prices a step's usage; nil means free.
+	Cost func(providerID, modelID string, u provider.Usage) float64
+	// System is the system prompt for an agent in a directory.
+	System func(agent, directory string) []string
+	// Stops reports whether a tool error must end the turn without another model call (a dismissed question).
+	Stops func(err error) bool
+	// MaxSteps bounds model calls per turn (default 50).
+	MaxSteps int
+	// Retries is how often a retryable provider error is retried before the turn fails (default 3).
+	Retries int
+	// RetryBase is the first backoff (default 1 s), doubled each attempt.
+	RetryBase time.Duration
+}
+
+// SetAgent enables prompting. It is set once at start, before serving.
+func (s *Service) SetAgent(a Agent) {
+	if a.MaxSteps <= 0 {
+		a.MaxSteps = 50
+	}
+	if a.Retries <= 0 {
+		a.Retries = 3
+	}
+	if a.RetryBase <= 0 {
+		a.RetryBase = time.Second
+	}
+	s.mu.Lock()
+	s.loop = &loop{agent: a, runners: map[string]*runner{}}
+	s.mu.Unlock()
+}
+
+// loop runs turns: one at a time per session, queued in arrival order.
+type loop struct {
+	agent   Agent
+	wg      sync.WaitGroup
+	closed  bool
+	runners map[string]*runner // guarded by Service.mu
+}
+
+type runner struct {
+	queue  []*turn
+	cancel context.CancelFunc // of the running turn
+}
+
+type turn struct {
+	user   Message
+	input  PromptInput
+	result chan turnResult // buffered 1
+}
+
+type turnResult struct {
+	reply WithParts
+	err   error
+}
+
+// PromptInput is the body of POST /session/{id}/message and prompt_async.
+type PromptInput struct {
+	MessageID string          `json:"messageID,omitempty"`
+	Model     *MessageModel   `json:"model,omitempty"`
+	Agent     string          `json:"agent,omitempty"`
+	NoReply   bool            `json:"noReply,omitempty"`
+	Tools     map[string]bool `json:"tools,omitempty"`
+	System    string          `json:"system,omitempty"`
+	Variant   string          `json:"variant,omitempty"`
+	Parts     []PartInput     `json:"parts"`
+}
+
+// PartInput is one part of a prompt: text, or a file reference.
+type PartInput struct {
+	ID        string `json:"id,omitempty"`
+	Type      string `json:"type" enum:"text,file,agent"`
+	Text      string `json:"text,omitempty"`
+	Synthetic bool   `json:"synthetic,omitempty"`
+	Mime      string `json:"mime,omitempty"`
+	Filename  string `json:"filename,omitempty"`
+	URL       string `json:"url,omitempty"`
+	Name      string `json:"name,omitempty"`
+}
+
+// Validate checks a prompt before anything is stored.
+func (in *PromptInput) Validate() error {
+	if len(in.Parts) == 0 {
+		return errs.E(errs.Invalid, "parts: at least one part is required")
+	}
+	for i, p := range in.Parts {
+		switch p.Type {
+		case "text":
+			if p.Text == "" {
+				return errs.E(errs.Invalid, "parts[%d].text: required for a text part", i)
+			}
+		case "file":
+			if p.URL == "" || p.Mime == "" {
+				return errs.E(errs.Invalid, "parts[%d]: a file part needs url and mime", i)
+			}
+		case "agent":
+			if p.Name == "" {
+				return errs.E(errs.Invalid, "parts[%d].name: required for an agent part", i)
+			}
+		default:
+			return errs.E(errs.Invalid, "parts[%d].type: expected \"text\" | \"file\" | \"agent\", got %q", i, p.Type)
+		}
+	}
+	if in.MessageID != "" && !id.Valid(id.Message, in.MessageID) {
+		return errs.E(errs.Invalid, "messageID: malformed message ID %q", in.MessageID)
+	}
+	if in.Model != nil && (in.Model.ProviderID == "" || in.Model.ModelID == "") {
+		return errs.E(errs.Invalid, "model: providerID and modelID are both required")
+	}
+	return nil
+}
+
+// Prompt stores the user message, runs (or queues) its turn and waits for the reply.
+func (s *Service) Prompt(ctx context.Context, sessionID string, in PromptInput) (WithParts, error) {
+	t, err := s.enqueue(ctx, sessionID, in)
+	if err != nil {
+		return WithParts{}, err
+	}
+	select {
+	case r := <-t.result:
+		return r.reply, r.err
+	case <-ctx.Done():
+		// The client went away; the turn goes on and is visible on the stream.
+		return WithParts{}, ctx.Err()
+	}
+}
+
+// PromptAsync stores the user message and schedules its turn; it returns once the message is stored.
+func (s *Service) PromptAsync(ctx context.Context, sessionID string, in PromptInput) (Message, error) {
+	t, err := s.enqueue(ctx, sessionID, in)
+	if err != nil {
+		return Message{}, err
+	}
+	return t.user, nil
+}
+
+func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput) (*turn, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	lp := s.loop
+	s.mu.Unlock()
+	if lp == nil {
+		return nil, errs.E(errs.Unavailable, "no agent is configured")
+	}
+	sess, err := s.Get(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	agentName := in.Agent
+	if agentName == "" {
+		agentName = sess.Agent
+	}
+	if agentName == "" {
+		agentName = "build"
+	}
+	if agentName != "build" && agentName != "plan" {
+		return nil, errs.E(errs.Invalid, "agent: unknown agent %q (build, plan)", agentName)
+	}
+	in.Agent = agentName
+	model := in.Model
+	if model == nil && sess.Model != nil {
+		model = &MessageModel{ProviderID: sess.Model.ProviderID, ModelID: sess.Model.ID}
+	}
+	if model == nil {
+		p, m := lp.agent.Providers.Default()
+		model = &MessageModel{ProviderID: p, ModelID: m}
+	}
+	if _, ok := lp.agent.Providers.Get(model.ProviderID); !ok {
+		return nil, errs.Named(errs.Invalid, "ProviderNotFoundError", "model: provider %q is not configured", model.ProviderID)
+	}
+	in.Model = model
+
+	// Store the user message and its parts before anything else: prompt_async answers only after this.
+	if sess.Title == "" || strings.HasPrefix(sess.Title, "New session - ") {
+		if text := firstText(in.Parts); text != "" {
+			if updated, err := s.mutate(ctx, sessionID, func(x *Session) { x.Title = titleFrom(text) }); err == nil {
+				sess = updated
+			}
+		}
+	}
+	user := Message{
+		ID: in.MessageID, SessionID: sessionID, Role: RoleUser, Agent: agentName,
+		Time: MessageTime{Created: s.nowMS()}, Model: model, System: in.System, Tools: in.Tools,
+	}
+	if user.ID == "" {
+		user.ID = s.ids.New(id.Message)
+	}
+	if err := s.putMessage(ctx, user); err != nil {
+		return nil, err
+	}
+	s.publish(sess.Directory, "message.updated", map[string]any{"sessionID": sessionID, "info": user})
+	for _, pi := range in.Parts {
+		p := Part{ID: pi.ID, SessionID: sessionID, MessageID: user.ID, Type: pi.Type, Synthetic: pi.Synthetic}
+		if p.ID == "" || !id.Valid(id.Part, p.ID) {
+			p.ID = s.ids.New(id.Part)
+		}
+		switch pi.Type {
+		case "text":
+			text := pi.Text
+			p.Text = &text
+		case "file":
+			p.Mime, p.Filename, p.URL = pi.Mime, pi.Filename, pi.URL
+		case "agent":
+			p.Name = pi.Name
+		}
+		if err := s.putPart(ctx, p); err != nil {
+			return nil, err
+		}
+		s.publishPart(sess.Directory, p)
+	}
+	if _, err := s.mutate(ctx, sessionID, func(*Session) {}); err != nil {
+		return nil, err
+	}
+
+	t := &turn{user: user, input: in, result: make(chan turnResult, 1)}
+	if in.NoReply {
+		t.result <- turnResult{reply: WithParts{Info: user, Parts: nil}}
+		return t, nil
+	}
+	s.mu.Lock()
+	if lp.closed {
+		s.mu.Unlock()
+		return nil, errs.E(errs.Unavailable, "the server is shutting down")
+	}
+	r, busy := lp.runners[sessionID]
+	if !busy {
+		r = &runner{}
+		lp.runners[sessionID] = r
+	}
+	r.queue = append(r.queue, t)
+	if !busy {
+		lp.wg.Add(1)
+		go s.drain(lp, sess.ID)
+	}
+	s.mu.Unlock()
+	return t, nil
+}
+
+func firstText(parts []PartInput) string {
+	for _, p := range parts {
+		if p.Type == "text" && !p.Synthetic {
+			return p.Text
+		}
+	}
+	return ""
+}
+
+func titleFrom(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	if r := []rune(line); len(r) > 60 {
+		line = string(r[:57]) + "…"
+	}
+	return line
+}
+
+// drain runs a session's queued turns one after another, then retires the runner.
+func (s *Service) drain(lp *loop, sessionID string) {
+	defer lp.wg.Done()
+	for {
+		s.mu.Lock()
+		r := lp.runners[sessionID]
+		if len(r.queue) == 0 {
+			delete(lp.runners, sessionID)
+			s.mu.Unlock()
+			return
+		}
+		t := r.queue[0]
+		r.queue = r.queue[1:]
+		ctx, cancel := context.WithCancel(context.Background())
+		r.cancel = cancel
+		s.mu.Unlock()
+
+		reply, err := s.runTurn(ctx, lp.agent, t)
+		cancel()
+		t.result <- turnResult{reply: reply, err: err}
+	}
+}
+
+// Abort stops the running turn of a session and every turn queued behind it. Pending approvals and
+// questions of the session resolve as rejected through the turn's cancelled context.
+func (s *Service) Abort(ctx context.Context, sessionID string) (bool, error) {
+	if _, err := s.Get(ctx, sessionID); err != nil {
+		return false, err
+	}
+	s.abortAndWait(sessionID, "aborted")
+	return true, nil
+}
+
+func (s *Service) abortAndWait(sessionID, _ string) {
+	s.mu.Lock()
+	lp := s.loop
+	if lp == nil {
+		s.mu.Unlock()
+		return
+	}
+	r, ok := lp.runners[sessionID]
+	if !ok {
+		s.mu.Unlock()
+		return
+	}
+	queued := r.queue
+	r.queue = nil
+	cancel := r.cancel
+	s.mu.Unlock()
+	for _, t := range queued {
+		t.result <- turnResult{reply: s.abortedReply(sessionID, t), err: nil}
+	}
+	if cancel != nil {
+		cancel()
+	}
+	// Wait until the runner has recorded the abort, so the caller sees a settled session.
+	for i := 0; i < 500; i++ {
+		s.mu.Lock()
+		_, still := lp.runners[sessionID]
+		s.mu.Unlock()
+		if !still {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// abortedReply records an assistant message for a queued turn that never ran.
+func (s *Service) abortedReply(sessionID string, t *turn) WithParts {
+	ctx := context.Background()
+	sess, err := s.Get(ctx, sessionID)
+	if err != nil {
+		return WithParts{}
+	}
+	now := s.nowMS()
+	zero := 0.0
+	msg := Message{
+		ID: s.ids.New(id.Message), SessionID: sessionID, Role: RoleAssistant, ParentID: t.user.ID,
+		Agent: t.input.Agent, Mode: t.input.Agent, ModelID: t.input.Model.ModelID, ProviderID: t.input.Model.ProviderID,
+		Path: &MessagePath{Cwd: sess.Directory, Root: sess.Directory}, Cost: &zero, Tokens: &Tokens{},
+		Time:  MessageTime{Created: now, Completed: now},
+		Error: &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "Aborted"}},
+	}
+	if err := s.putMessage(ctx, msg); err == nil {
+		s.publish(sess.Directory, "message.updated", map[string]any{"sessionID": sessionID, "info": msg})
+	}
+	return WithParts{Info: msg, Parts: []Part{}}
+}
+
+// Shutdown aborts every running and queued turn and waits for them to record it, or for ctx.
+func (s *Service) Shutdown(ctx context.Context) {
+	s.mu.Lock()
+	lp := s.loop
+	if lp == nil {
+		s.mu.Unlock()
+		return
+	}
+	lp.closed = true
+	ids := make([]string, 0, len(lp.runners))
+	for sid := range lp.runners {
+		ids = append(ids, sid)
+	}
+	s.mu.Unlock()
+	for _, sid := range ids {
+		s.abortAndWait(sid, "the server is shutting down")
+	}
+	done := make(chan struct{})
+	go func() { lp.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+func (s *Service) setStatus(directory, sessionID string, st Status) {
+	s.mu.Lock()
+	if st.Type == "idle" {
+		delete(s.status, sessionID)
+	} else {
+		s.status[sessionID] = st
+	}
+	s.mu.Unlock()
+	s.publish(directory, "session.status", map[string]any{"sessionID": sessionID, "status": st})
+}
+
+func (s *Service) publishPart(directory string, p Part) {
+	s.publish(directory, "message.part.updated", map[string]any{"sessionID": p.SessionID, "part": p, "time": s.nowMS()})
+}
+
+// Recover marks what a crash left running: tool parts become errors and unfinished assistant
+// messages are closed with an error, so nothing is left pending forever. Call it at start.
+func (s *Service) Recover(ctx context.Context) error {
+	parts, err := s.db.RunningParts(ctx)
+	if err != nil {
+		return err
+	}
+	now := s.nowMS()
+	for _, row := range parts {
+		var p Part
+		if err := json.Unmarshal(row.Data, &p); err != nil || p.State == nil {
+			continue
+		}
+		start := now
+		if p.State.Time != nil {
+			start = p.State.Time.Start
+		}
+		p.State = &ToolState{Status: "error", Input: inputOrEmpty(p.State.Input), Metadata: p.State.Metadata,
+			Error: "interrupted: the server stopped while this tool was running", Time: &PartTime{Start: start, End: now}}
+		if err := s.putPart(ctx, p); err != nil {
+			return err
+		}
+	}
+	msgs, err := s.db.UnfinishedMessages(ctx)
+	if err != nil {
+		return err
+	}
+	for _, row := range msgs {
+		var m Message
+		if err := json.Unmarshal(row.Data, &m); err != nil {
+			continue
+		}
+		m.Time.Completed = now
+		if m.Error == nil {
+			m.Error = &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "interrupted: the server stopped during this turn"}}
+		}
+		if err := s.putMessage(ctx, m); err != nil {
+			return err
+		}
+	}
+	if len(parts)+len(msgs) > 0 {
+		s.log.Warn("marked interrupted work", "tool_parts", len(parts), "messages", len(msgs))
+	}
+	return nil
+}
+
+func inputOrEmpty(in json.RawMessage) json.RawMessage {
+	if len(in) == 0 {
+		return json.RawMessage("{}")
+	}
+	return in
+}
+
+var errAborted = errors.New("aborted")
+
+func abortedError() *MessageError {
+	return &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "Aborted"}}
+}
+
+func unknownError(err error) *MessageError {
+	return &MessageError{Name: "UnknownError", Data: map[string]any{"message": err.Error()}}
+}
+
+func providerError(err error) *MessageError {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		p := pe.Payload()
+		name, _ := p["name"].(string)
+		data, _ := p["data"].(map[string]any)
+		return &MessageError{Name: name, Data: data}
+	}
+	return unknownError(err)
+}
+
+func describe(err error) string {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	return fmt.Sprint(err)
+}

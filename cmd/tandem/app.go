@@ -19,10 +19,12 @@ import (
 	"tandem/errs"
 	"tandem/bus"
 	"tandem/openapi"
+	"tandem/permission"
 	"tandem/routes"
 	"tandem/server"
 	"tandem/session"
 	"tandem/store"
+	"tandem/tool"
 	"tandem/web"
 )
 
@@ -48,6 +50,8 @@ type Main struct {
 	db        *store.DB
 	bus       *bus.Bus
 	sessions  *session.Service
+	perms     *permission.Service
+	runtime   *agentRuntime
 	auth      *auth.Authority
 	srv       *server.Server
 	password  string
@@ -62,6 +66,8 @@ type services struct {
 	paths     Paths
 	bus       *bus.Bus
 	sessions  *session.Service
+	perms     *permission.Service
+	runtime   *agentRuntime
 	auth      *auth.Authority
 	heartbeat time.Duration
 }
@@ -79,11 +85,15 @@ func (s services) api() *routes.API {
 			&routes.Events{Bus: s.bus, Heartbeat: s.heartbeat},
 			&routes.Login{Auth: s.auth},
 			&routes.Sessions{Service: s.sessions},
+			&routes.Permissions{Service: s.perms, ProjectID: projectID},
+			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry},
 		},
 	}
 }
 
-func documentOnly() ([]byte, error) { return services{version: version}.api().Document() }
+func documentOnly() ([]byte, error) {
+	return services{version: version, runtime: &agentRuntime{}}.api().Document()
+}
 
 // Start opens the database, wires the services and starts serving.
 func Start(ctx context.Context, o Options) (*Main, error) {
@@ -104,6 +114,17 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 	m.bus = bus.New(bus.Options{})
 	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version})
+	if err := m.sessions.Recover(ctx); err != nil {
+		m.db.Close()
+		return nil, err
+	}
+	m.perms = permission.New(permission.Options{DB: m.db, Bus: m.bus, Logger: o.Logger})
+	m.runtime, err = newAgentRuntime(dir, o.Env, m.perms)
+	if err != nil {
+		m.db.Close()
+		return nil, err
+	}
+	m.sessions.SetAgent(agentFor(m.runtime, m.perms, m.sessions, func() []tool.Tool { return nil }))
 
 	user := o.Env("TANDEM_SERVER_USERNAME")
 	if user == "" {
@@ -115,7 +136,8 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 	m.auth = auth.New(auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth})
 
-	svc := services{version: version, dir: dir, paths: o.Paths, bus: m.bus, sessions: m.sessions, auth: m.auth, heartbeat: o.Heartbeat}
+	svc := services{version: version, dir: dir, paths: o.Paths, bus: m.bus, sessions: m.sessions, perms: m.perms,
+		runtime: m.runtime, auth: m.auth, heartbeat: o.Heartbeat}
 	var fallback http.Handler
 	if o.Web {
 		fallback = uiOnly(web.Handler())
@@ -255,6 +277,7 @@ func (m *Main) Close() error {
 	m.sessions.Shutdown(ctx)
 	m.bus.Close()
 	err := m.srv.Shutdown(ctx)
+	m.runtime.close()
 	if cerr := m.db.Close(); err == nil {
 		err = cerr
 	}

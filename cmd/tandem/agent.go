@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"tandem/config"
+	"tandem/permission"
+	"tandem/provider"
+	"tandem/session"
+	"tandem/tool"
+)
+
+// agentRuntime holds what a config change replaces: the provider registry and the permission rules.
+// The session loop reads it through the session.Providers interface.
+type agentRuntime struct {
+	dir   string
+	env   func(string) string
+	perms *permission.Service
+
+	mu       sync.Mutex
+	loaders  map[string]*config.Loader
+	registry *provider.Registry
+}
+
+func newAgentRuntime(dir string, env func(string) string, perms *permission.Service) (*agentRuntime, error) {
+	rt := &agentRuntime{dir: dir, env: env, perms: perms, loaders: map[string]*config.Loader{}}
+	cfg, err := rt.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := rt.apply(cfg); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+func (rt *agentRuntime) loader(dir string) *config.Loader {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	l, ok := rt.loaders[dir]
+	if !ok {
+		l = config.NewLoader(dir, rt.env)
+		rt.loaders[dir] = l
+	}
+	return l
+}
+
+// Load reads the configuration seen from dir.
+func (rt *agentRuntime) Load(dir string) (config.Config, error) { return rt.loader(dir).Load() }
+
+// Patch writes a patch to dir's project file; for the server's own directory the new providers and
+// rules take effect for the next turn.
+func (rt *agentRuntime) Patch(dir string, patch []byte) (config.Config, error) {
+	cfg, err := rt.loader(dir).Patch(patch)
+	if err != nil {
+		return config.Config{}, err
+	}
+	if dir == rt.dir {
+		if err := rt.apply(cfg); err != nil {
+			return config.Config{}, err
+		}
+	}
+	return cfg, nil
+}
+
+func (rt *agentRuntime) apply(cfg config.Config) error {
+	pc, err := permission.ParseConfig(cfg.Permission)
+	if err != nil {
+		return err
+	}
+	reg, err := provider.NewRegistry(cfg, rt.env)
+	if err != nil {
+		return err
+	}
+	rt.perms.SetConfig(pc)
+	rt.mu.Lock()
+	old := rt.registry
+	rt.registry = reg
+	rt.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+// Registry is the current provider registry.
+func (rt *agentRuntime) Registry() *provider.Registry {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.registry
+}
+
+// Get implements session.Providers.
+func (rt *agentRuntime) Get(providerID string) (provider.Provider, bool) { return rt.Registry().Get(providerID) }
+
+// Default implements session.Providers.
+func (rt *agentRuntime) Default() (string, string) { return rt.Registry().Default() }
+
+func (rt *agentRuntime) cost(providerID, modelID string, u provider.Usage) float64 {
+	m, ok := rt.Registry().Model(providerID, modelID)
+	if !ok {
+		return 0
+	}
+	return m.CostOf(u)
+}
+
+func (rt *agentRuntime) close() {
+	if r := rt.Registry(); r != nil {
+		r.Close()
+	}
+}
+
+// agentFor assembles the session loop's Agent from the runtime, the tools and the permission gate.
+func agentFor(rt *agentRuntime, perms *permission.Service, sessions *session.Service, extra func() []tool.Tool) session.Agent {
+	builtins := tool.Builtins(tool.Options{})
+	return session.Agent{
+		Providers: rt,
+		Tools: func(sess session.Session, agent string) []tool.Tool {
+			all := append(builtins.All(), extra()...)
+			out := all[:0:0]
+			for _, t := range all {
+				if session.AllowsTool(agent, t.Name()) {
+					out = append(out, t)
+				}
+			}
+			return out
+		},
+		Gate: func(sess session.Session, messageID, callID string) tool.Gate {
+			return perms.Gate(permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: sess.ProjectID,
+				MessageID: messageID, CallID: callID, Rules: sess.Permission})
+		},
+		Cost:   rt.cost,
+		System: systemPrompt,
+		Stops:  func(err error) bool { return errors.Is(err, errStopTurn) },
+	}
+}
+
+// errStopTurn is matched by tool errors that end the turn (wired to the question tool's dismissal).
+var errStopTurn = errors.New("stop turn")
+
+func systemPrompt(agent, dir string) []string {
+	p := fmt.Sprintf("You are tandem's %s agent, a coding assistant working in the project directory %s. "+
+		"Use the tools to inspect and change files and to run commands; paths are relative to that directory. "+
+		"Be concise. When a tool is refused, do not retry the same call: explain or take another approach.", agent, dir)
+	if agent == "plan" {
+		p += " You are in plan mode: you may read and search, but not edit files or run commands. Produce a plan."
+	}
+	return []string{p}
+}

@@ -1,0 +1,422 @@
+package permission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"tandem/bus"
+	"tandem/errs"
+	"tandem/id"
+	"tandem/pending"
+	"tandem/store"
+	"tandem/tool"
+)
+
+// Reply is a client's answer.
+type Reply string
+
+// The three replies, exactly as OpenCode spells them.
+const (
+	Once   Reply = "once"
+	Always Reply = "always"
+	Reject Reply = "reject"
+)
+
+// ParseReply accepts only the exact spellings (OpenCode answers "Once" with 400 too).
+func ParseReply(s string) (Reply, error) {
+	switch r := Reply(s); r {
+	case Once, Always, Reject:
+		return r, nil
+	case "":
+		return "", errs.E(errs.Invalid, "reply: required, one of \"once\" | \"always\" | \"reject\"")
+	}
+	return "", errs.E(errs.Invalid, "reply: expected \"once\" | \"always\" | \"reject\", got %q", s)
+}
+
+// Request is OpenCode's PermissionRequest, plus its creation time.
+type Request struct {
+	ID         string         `json:"id"`
+	SessionID  string         `json:"sessionID"`
+	Permission string         `json:"permission"`
+	Patterns   []string       `json:"patterns"`
+	Metadata   map[string]any `json:"metadata"`
+	Always     []string       `json:"always"`
+	Tool       *ToolRef       `json:"tool,omitempty"`
+	Time       struct {
+		Created int64 `json:"created"`
+	} `json:"time"`
+
+	directory string
+	projectID string
+}
+
+// ToolRef names the tool call that asked.
+type ToolRef struct {
+	MessageID string `json:"messageID"`
+	CallID    string `json:"callID"`
+}
+
+// Answer is a reply with its optional message for the model.
+type Answer struct {
+	Reply   Reply  `json:"reply"`
+	Message string `json:"message,omitempty"`
+}
+
+// Grant is a persisted "always" (our extension, GET /permission/grant).
+type Grant struct {
+	ID         string `json:"id"`
+	ProjectID  string `json:"projectID"`
+	Permission string `json:"permission"`
+	Pattern    string `json:"pattern"`
+	SessionID  string `json:"sessionID"`
+	RequestID  string `json:"requestID"`
+	Time       struct {
+		Created int64 `json:"created"`
+	} `json:"time"`
+}
+
+// Decision is one entry of the decision log (GET /permission/history).
+type Decision struct {
+	RequestID  string   `json:"requestID"`
+	SessionID  string   `json:"sessionID"`
+	Directory  string   `json:"directory"`
+	Permission string   `json:"permission"`
+	Patterns   []string `json:"patterns"`
+	Reply      Reply    `json:"reply"`
+	Message    string   `json:"message,omitempty"`
+	Cause      string   `json:"cause" enum:"reply,timeout,cancel"`
+	Client     string   `json:"client,omitempty"`
+	Addr       string   `json:"addr,omitempty"`
+	Time       struct {
+		Asked   int64 `json:"asked"`
+		Decided int64 `json:"decided"`
+	} `json:"time"`
+}
+
+// Service evaluates rules, holds pending requests and remembers grants.
+type Service struct {
+	db     *store.DB
+	bus    *bus.Bus
+	log    *slog.Logger
+	ids    *id.Source
+	broker *pending.Broker[Request, Answer]
+
+	mu     sync.Mutex
+	config Config
+	grants map[string][]Rule // project -> allow rules from "always"
+	loaded map[string]bool
+}
+
+// Options configure the Service.
+type Options struct {
+	DB     *store.DB
+	Bus    *bus.Bus
+	Logger *slog.Logger
+	Config Config
+}
+
+// New makes the permission service.
+func New(o Options) *Service {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{db: o.DB, bus: o.Bus, log: o.Logger, ids: id.NewSource(), config: o.Config,
+		grants: map[string][]Rule{}, loaded: map[string]bool{}}
+	s.broker = pending.New[Request, Answer](id.Permission, "Permission request",
+		func(reason string) Answer { return Answer{Reply: Reject, Message: reason} },
+		pending.Hooks[Request, Answer]{Asked: s.asked, Resolved: s.resolved})
+	return s
+}
+
+// SetConfig replaces the configured rules and timeout (PATCH /config).
+func (s *Service) SetConfig(c Config) {
+	s.mu.Lock()
+	s.config = c
+	s.mu.Unlock()
+}
+
+func (s *Service) asked(it pending.Item[Request]) {
+	s.publish(it.Request.directory, "permission.asked", it.Request)
+}
+
+func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[Answer]) {
+	req := it.Request
+	s.publish(req.directory, "permission.replied", map[string]any{
+		"sessionID": req.SessionID, "requestID": req.ID, "reply": r.Reply.Reply, "cause": string(r.Cause),
+	})
+	patterns, _ := json.Marshal(req.Patterns)
+	msg := r.Reply.Message
+	if err := s.db.LogDecision(context.Background(), store.Decision{
+		RequestID: req.ID, SessionID: req.SessionID, Directory: req.directory, Permission: req.Permission, Patterns: patterns,
+		Reply: string(r.Reply.Reply), Message: msg, Cause: string(r.Cause), Client: r.By.Client, Addr: r.By.Addr,
+		Asked: req.Time.Created, Decided: r.At.UnixMilli(),
+	}); err != nil {
+		s.log.Error("log permission decision", "err", err)
+	}
+}
+
+func (s *Service) publish(dir, typ string, props any) {
+	if err := s.bus.Publish(dir, typ, props); err != nil {
+		s.log.Error("publish", "type", typ, "err", err)
+	}
+}
+
+// Scope identifies where a tool call runs, for rules and grants.
+type Scope struct {
+	SessionID string
+	Directory string
+	ProjectID string
+	MessageID string
+	CallID    string
+	Rules     []Rule // the session's (and agent's) rules, applied after the config's
+}
+
+// Gate returns the tool.Gate for one tool call.
+func (s *Service) Gate(sc Scope) tool.Gate { return gate{s: s, sc: sc} }
+
+type gate struct {
+	s  *Service
+	sc Scope
+}
+
+// ErrRejected matches (errors.Is) every error a refused request returns.
+var ErrRejected = errors.New("permission rejected")
+
+// rejected is a refusal whose text is exactly what the model is told.
+type rejected string
+
+func (r rejected) Error() string        { return string(r) }
+func (r rejected) Is(target error) bool { return target == ErrRejected }
+
+func rejectf(format string, args ...any) error { return rejected(fmt.Sprintf(format, args...)) }
+
+func (g gate) Check(ctx context.Context, ask tool.Ask) error {
+	return g.s.check(ctx, g.sc, ask)
+}
+
+func (s *Service) rulesFor(sc Scope) ([]Rule, time.Duration, error) {
+	grants, err := s.projectGrants(sc.ProjectID)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.mu.Lock()
+	cfg := s.config
+	s.mu.Unlock()
+	rules := append(Defaults(), cfg.Rules...)
+	rules = append(rules, sc.Rules...)
+	rules = append(rules, grants...)
+	return rules, cfg.Timeout, nil
+}
+
+func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
+	rules, timeout, err := s.rulesFor(sc)
+	if err != nil {
+		return err
+	}
+	patterns := ask.Patterns
+	if len(patterns) == 0 {
+		patterns = []string{"*"}
+	}
+	needAsk := false
+	for _, p := range patterns {
+		switch Evaluate(rules, ask.Permission, p) {
+		case Deny:
+			return rejectf("The user has specified a rule which prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", ask.Permission, p)
+		case Ask:
+			needAsk = true
+		}
+	}
+	if !needAsk {
+		return nil
+	}
+	req := Request{ID: s.broker.NewID(), SessionID: sc.SessionID, Permission: ask.Permission, Patterns: patterns,
+		Metadata: ask.Metadata, Always: ask.Always, directory: sc.Directory, projectID: sc.ProjectID}
+	if req.Metadata == nil {
+		req.Metadata = map[string]any{}
+	}
+	if req.Always == nil {
+		req.Always = []string{}
+	}
+	if sc.CallID != "" {
+		req.Tool = &ToolRef{MessageID: sc.MessageID, CallID: sc.CallID}
+	}
+	req.Time.Created = time.Now().UnixMilli()
+	res := s.broker.Ask(ctx, req.ID, sc.SessionID, req, timeout)
+	switch {
+	case res.Cause == pending.TimedOut:
+		return rejectf("Permission request timed out: no one answered within %s, so the action was not performed", timeout)
+	case res.Cause == pending.Cancelled:
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return rejectf("the permission request was cancelled (%s)", res.Reason)
+	case res.Reply.Reply == Reject:
+		if res.Reply.Message != "" {
+			return rejectf("The user rejected permission to use this specific tool call with the following feedback: %s", res.Reply.Message)
+		}
+		return rejectf("The user rejected permission to use this specific tool call")
+	case res.Reply.Reply == Always:
+		if err := s.remember(req); err != nil {
+			s.log.Error("persist always grant", "err", err)
+		}
+	}
+	return nil
+}
+
+// remember persists the "always" patterns of req for its project and approves other waiting
+// requests of the project that they now cover.
+func (s *Service) remember(req Request) error {
+	always := req.Always
+	if len(always) == 0 {
+		always = req.Patterns
+	}
+	now := time.Now().UnixMilli()
+	for _, p := range always {
+		g := store.Grant{ID: s.ids.New(id.Grant), ProjectID: req.projectID, Permission: req.Permission, Pattern: p,
+			SessionID: req.SessionID, RequestID: req.ID, Created: now}
+		if err := s.db.AddGrant(context.Background(), g); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	delete(s.loaded, req.projectID)
+	s.mu.Unlock()
+	grants, err := s.projectGrants(req.projectID)
+	if err != nil {
+		return err
+	}
+	for _, it := range s.broker.List("") {
+		other := it.Request
+		if other.projectID != req.projectID {
+			continue
+		}
+		covered := true
+		for _, p := range other.Patterns {
+			if Evaluate(append([]Rule{{Permission: "*", Pattern: "*", Action: Ask}}, grants...), other.Permission, p) != Allow {
+				covered = false
+			}
+		}
+		if covered {
+			_ = s.broker.Reply(other.ID, Answer{Reply: Always}, pending.Who{Client: "tandem", Addr: "always grant " + req.ID})
+		}
+	}
+	return nil
+}
+
+func (s *Service) projectGrants(projectID string) ([]Rule, error) {
+	s.mu.Lock()
+	if s.loaded[projectID] {
+		r := s.grants[projectID]
+		s.mu.Unlock()
+		return r, nil
+	}
+	s.mu.Unlock()
+	rows, err := s.db.Grants(context.Background(), projectID)
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]Rule, 0, len(rows))
+	for _, g := range rows {
+		rules = append(rules, Rule{Permission: g.Permission, Pattern: g.Pattern, Action: Allow})
+	}
+	s.mu.Lock()
+	s.grants[projectID], s.loaded[projectID] = rules, true
+	s.mu.Unlock()
+	return rules, nil
+}
+
+// List returns the waiting requests, oldest first; empty filters match everything.
+func (s *Service) List(sessionID, directory string) []Request {
+	items := s.broker.List(sessionID)
+	out := make([]Request, 0, len(items))
+	for _, it := range items {
+		if directory == "" || it.Request.directory == directory {
+			out = append(out, it.Request)
+		}
+	}
+	return out
+}
+
+// Reply answers a waiting request; the first answer wins, later ones get Conflict with the winner.
+func (s *Service) Reply(requestID string, a Answer, by pending.Who) error {
+	if !id.Valid(id.Permission, requestID) {
+		return errs.E(errs.Invalid, "malformed permission request ID %q", requestID)
+	}
+	if _, err := ParseReply(string(a.Reply)); err != nil {
+		return err
+	}
+	return s.broker.Reply(requestID, a, by)
+}
+
+// Owner returns the session of a waiting request, for the legacy route's check.
+func (s *Service) Owner(requestID string) (string, bool) {
+	it, ok := s.broker.Get(requestID)
+	return it.SessionID, ok
+}
+
+// CancelSession rejects every waiting request of a session (abort, delete).
+func (s *Service) CancelSession(sessionID, reason string) int {
+	return s.broker.CancelSession(sessionID, reason)
+}
+
+// Grants lists persisted grants, of one project or all.
+func (s *Service) Grants(ctx context.Context, projectID string) ([]Grant, error) {
+	rows, err := s.db.Grants(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Grant, 0, len(rows))
+	for _, g := range rows {
+		out = append(out, grantOf(g))
+	}
+	return out, nil
+}
+
+func grantOf(g store.Grant) Grant {
+	out := Grant{ID: g.ID, ProjectID: g.ProjectID, Permission: g.Permission, Pattern: g.Pattern, SessionID: g.SessionID, RequestID: g.RequestID}
+	out.Time.Created = g.Created
+	return out
+}
+
+// Revoke deletes a grant; later matching requests ask again.
+func (s *Service) Revoke(ctx context.Context, grantID string) (Grant, error) {
+	if !id.Valid(id.Grant, grantID) {
+		return Grant{}, errs.E(errs.Invalid, "malformed grant ID %q", grantID)
+	}
+	g, err := s.db.DeleteGrant(ctx, grantID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Grant{}, errs.E(errs.NotFound, "Grant not found: %s", grantID)
+	}
+	if err != nil {
+		return Grant{}, err
+	}
+	s.mu.Lock()
+	delete(s.loaded, g.ProjectID)
+	s.mu.Unlock()
+	return grantOf(g), nil
+}
+
+// History returns the newest decisions first.
+func (s *Service) History(ctx context.Context, sessionID string, limit int) ([]Decision, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	rows, err := s.db.Decisions(ctx, sessionID, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Decision, 0, len(rows))
+	for _, d := range rows {
+		dec := Decision{RequestID: d.RequestID, SessionID: d.SessionID, Directory: d.Directory, Permission: d.Permission,
+			Reply: Reply(d.Reply), Message: d.Message, Cause: d.Cause, Client: d.Client, Addr: d.Addr}
+		_ = json.Unmarshal(d.Patterns, &dec.Patterns)
+		dec.Time.Asked, dec.Time.Decided = d.Asked, d.Decided
+		out = append(out, dec)
+	}
+	return out, nil
+}

@@ -1,0 +1,56 @@
+package routes
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"tandem/config"
+	"tandem/provider"
+)
+
+// Configuration serves the config file and the providers it configures.
+type Configuration struct {
+	// Load reads the merged configuration seen from a directory.
+	Load func(dir string) (config.Config, error)
+	// Patch merges a patch into a directory's project file and applies the result.
+	Patch func(dir string, patch []byte) (config.Config, error)
+	// Providers is the current provider registry (it is rebuilt when the config changes).
+	Providers func() *provider.Registry
+}
+
+// Ops declares the config and provider routes.
+func (cf *Configuration) Ops() []Op {
+	return []Op{
+		op(http.MethodGet, "/config", "config.get", "Get configuration", func(c *Call, _ *struct{}) (json.RawMessage, error) {
+			cfg, err := cf.Load(c.Dir)
+			if err != nil {
+				return nil, err
+			}
+			return document(cfg), nil
+		}).doc("The merged configuration (user file, project file, environment), unknown keys included."),
+		op(http.MethodPatch, "/config", "config.update", "Update configuration", func(c *Call, in *json.RawMessage) (json.RawMessage, error) {
+			cfg, err := cf.Patch(c.Dir, *in)
+			if err != nil {
+				return nil, err
+			}
+			return document(cfg), nil
+		}).doc("A JSON merge patch (null removes a key) written to the project's tandem.json, comments kept; "+
+			"validated first, so a bad patch changes nothing. Providers and permission rules reload.", 415),
+		op(http.MethodGet, "/config/providers", "config.providers", "List config providers", func(c *Call, _ *struct{}) (provider.ConfigProviderList, error) {
+			return cf.Providers().ConfigProviders(), nil
+		}),
+		op(http.MethodGet, "/provider", "provider.list", "List providers", func(c *Call, _ *struct{}) (provider.ProviderList, error) {
+			return cf.Providers().List(), nil
+		}).doc("With nothing configured, the offline demo model is the default and the only connected provider."),
+		op(http.MethodGet, "/provider/auth", "provider.auth", "Get provider auth methods", func(c *Call, _ *struct{}) (map[string][]provider.AuthMethod, error) {
+			return cf.Providers().AuthMethods(), nil
+		}),
+	}
+}
+
+func document(cfg config.Config) json.RawMessage {
+	if len(cfg.Document) == 0 {
+		return json.RawMessage("{}")
+	}
+	return cfg.Document
+}

@@ -1,0 +1,91 @@
+package routes
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"tandem/errs"
+	"tandem/id"
+	"tandem/mcp"
+)
+
+// MCP serves the MCP servers tandem is a client of, and the elicitations they are waiting on.
+type MCP struct {
+	Manager *mcp.Manager
+}
+
+// MCPPath names a configured MCP server in the URL.
+type MCPPath struct {
+	Name string `path:"name" json:"-"`
+}
+
+// MCPAdd is the body of POST /mcp.
+type MCPAdd struct {
+	Name   string          `json:"name" required:"true" minLength:"1"`
+	Config json.RawMessage `json:"config" required:"true" description:"OpenCode's McpLocalConfig {type:\"local\", command:[...], cwd?, environment?, enabled?, timeout?} or McpRemoteConfig {type:\"remote\", url, headers?, enabled?, timeout?}."`
+}
+
+// Validate refuses a missing name or config before the manager parses the config.
+func (a *MCPAdd) Validate() error {
+	if strings.TrimSpace(a.Name) == "" {
+		return errs.E(errs.Invalid, "name: required")
+	}
+	if len(a.Config) == 0 || string(a.Config) == "null" {
+		return errs.E(errs.Invalid, "config: required")
+	}
+	return nil
+}
+
+// ElicitationListQuery filters GET /mcp/elicitation.
+type ElicitationListQuery struct {
+	SessionID string `query:"sessionID" description:"Only the elicitations raised during this session's tool calls."`
+}
+
+// ElicitationPath names a pending elicitation in the URL.
+type ElicitationPath struct {
+	ElicitationID string `path:"elicitationID" pattern:"^eli" json:"-"`
+}
+
+// Validate answers 400 for a malformed ID instead of looking it up.
+func (p *ElicitationPath) Validate() error {
+	if !id.Valid(id.Elicitation, p.ElicitationID) {
+		return errs.E(errs.Invalid, "elicitationID: not an elicitation ID: %q", p.ElicitationID)
+	}
+	return nil
+}
+
+// ElicitationReply is POST /mcp/elicitation/{elicitationID}/reply.
+type ElicitationReply struct {
+	ElicitationPath
+	Action  string         `json:"action" required:"true" enum:"accept,decline,cancel"`
+	Content map[string]any `json:"content,omitempty" description:"The filled-in form, for accept in form mode; checked against the requested schema, and fields left out take the schema's defaults."`
+}
+
+// Ops declares the MCP routes.
+func (m *MCP) Ops() []Op {
+	return []Op{
+		op(http.MethodGet, "/mcp", "mcp.status", "Get MCP status", func(c *Call, _ *struct{}) (map[string]mcp.Status, error) {
+			return m.Manager.Status(), nil
+		}).doc("Every configured server by name: connected, disabled, failed (with error), needs_auth or needs_client_registration."),
+		op(http.MethodPost, "/mcp", "mcp.add", "Add MCP server", func(c *Call, in *MCPAdd) (map[string]mcp.Status, error) {
+			return m.Manager.Add(c.Ctx(), in.Name, in.Config)
+		}).doc("Adds (or replaces) a server and connects it before answering; one that cannot be reached is listed as failed "+
+			"with the reason. A bad config gets 400 naming the field and changes nothing.", 413, 415),
+		op(http.MethodPost, "/mcp/{name}/connect", "mcp.connect", "Connect MCP server", func(c *Call, in *MCPPath) (bool, error) {
+			_, err := m.Manager.Connect(c.Ctx(), in.Name)
+			return true, err
+		}).doc("(Re)connects a server, e.g. one that failed or crashed; GET /mcp shows the outcome.", 404),
+		op(http.MethodPost, "/mcp/{name}/disconnect", "mcp.disconnect", "Disconnect MCP server", func(c *Call, in *MCPPath) (bool, error) {
+			return true, m.Manager.Disconnect(c.Ctx(), in.Name)
+		}).doc("Closes the connection and stops a local server's process; the status becomes disabled.", 404),
+		op(http.MethodGet, "/mcp/elicitation", "mcp.elicitation.list", "List pending elicitations", func(c *Call, in *ElicitationListQuery) ([]mcp.Elicitation, error) {
+			return m.Manager.Elicitations(in.SessionID), nil
+		}).doc("Requests from MCP servers for input from the user, oldest first: a form (`requestedSchema`) or a URL to open " +
+			"(`url`, with its `domain` shown apart). tandem never opens a URL itself."),
+		op(http.MethodPost, "/mcp/elicitation/{elicitationID}/reply", "mcp.elicitation.reply", "Reply to elicitation", func(c *Call, in *ElicitationReply) (bool, error) {
+			return true, m.Manager.ReplyElicitation(in.ElicitationID, mcp.ElicitationReply{Action: in.Action, Content: in.Content}, who(c))
+		}).doc("accept (with `content` for a form), decline or cancel. Content that does not fit the requested schema gets 400 "+
+			"naming the field and the elicitation stays pending; the first reply wins and a later one gets 409.", 404, 409, 413, 415),
+	}
+}

@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Grant is a persisted "always" answer: in a project, requests of a permission matching a pattern
+// are allowed without asking.
+type Grant struct {
+	ID         string
+	ProjectID  string
+	Permission string
+	Pattern    string
+	SessionID  string
+	RequestID  string
+	Created    int64
+}
+
+// AddGrant stores a grant; a grant that already exists is kept as it is.
+func (s *DB) AddGrant(ctx context.Context, g Grant) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO permission_grants (id, project_id, permission, pattern, session_id, request_id, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, permission, pattern) DO NOTHING`,
+		g.ID, g.ProjectID, g.Permission, g.Pattern, g.SessionID, g.RequestID, g.Created)
+	return wrap("add grant", err)
+}
+
+// Grants lists grants, all projects when projectID is empty, oldest first.
+func (s *DB) Grants(ctx context.Context, projectID string) ([]Grant, error) {
+	q := `SELECT id, project_id, permission, pattern, session_id, request_id, created FROM permission_grants`
+	var args []any
+	if projectID != "" {
+		q += ` WHERE project_id = ?`
+		args = append(args, projectID)
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created, id`, args...)
+	if err != nil {
+		return nil, wrap("list grants", err)
+	}
+	defer rows.Close()
+	var out []Grant
+	for rows.Next() {
+		var g Grant
+		if err := rows.Scan(&g.ID, &g.ProjectID, &g.Permission, &g.Pattern, &g.SessionID, &g.RequestID, &g.Created); err != nil {
+			return nil, wrap("list grants", err)
+		}
+		out = append(out, g)
+	}
+	return out, wrap("list grants", rows.Err())
+}
+
+// DeleteGrant removes a grant, or returns ErrNotFound.
+func (s *DB) DeleteGrant(ctx context.Context, id string) (Grant, error) {
+	var g Grant
+	err := s.db.QueryRowContext(ctx, `DELETE FROM permission_grants WHERE id = ?
+		RETURNING id, project_id, permission, pattern, session_id, request_id, created`, id).
+		Scan(&g.ID, &g.ProjectID, &g.Permission, &g.Pattern, &g.SessionID, &g.RequestID, &g.Created)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return Grant{}, ErrNotFound
+		}
+		return Grant{}, wrap("delete grant", err)
+	}
+	return g, nil
+}
+
+// Decision is one entry of the permission decision log.
+type Decision struct {
+	RequestID  string
+	SessionID  string
+	Directory  string
+	Permission string
+	Patterns   []byte // JSON array
+	Reply      string
+	Message    string
+	Cause      string // reply | timeout | cancel
+	Client     string
+	Addr       string
+	Asked      int64
+	Decided    int64
+}
+
+// LogDecision appends to the decision log.
+func (s *DB) LogDecision(ctx context.Context, d Decision) error {
+	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO permission_decisions
+		(request_id, session_id, directory, permission, patterns, reply, message, cause, client, addr, asked, decided)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.RequestID, d.SessionID, d.Directory, d.Permission, d.Patterns, d.Reply, d.Message, d.Cause, d.Client, d.Addr, d.Asked, d.Decided)
+	return wrap("log decision", err)
+}
+
+// Decisions returns the newest decisions first, optionally of one session.
+func (s *DB) Decisions(ctx context.Context, sessionID string, limit int) ([]Decision, error) {
+	q := `SELECT request_id, session_id, directory, permission, patterns, reply, message, cause, client, addr, asked, decided FROM permission_decisions`
+	var args []any
+	if sessionID != "" {
+		q += ` WHERE session_id = ?`
+		args = append(args, sessionID)
+	}
+	q += ` ORDER BY decided DESC, request_id DESC`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, wrap("list decisions", err)
+	}
+	defer rows.Close()
+	var out []Decision
+	for rows.Next() {
+		var d Decision
+		if err := rows.Scan(&d.RequestID, &d.SessionID, &d.Directory, &d.Permission, &d.Patterns, &d.Reply, &d.Message, &d.Cause, &d.Client, &d.Addr, &d.Asked, &d.Decided); err != nil {
+			return nil, wrap("list decisions", err)
+		}
+		out = append(out, d)
+	}
+	return out, wrap("list decisions", rows.Err())
+}
