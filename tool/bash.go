@@ -1,0 +1,453 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+const (
+	// progressEvery throttles streamed output so a chatty command does not flood the event bus.
+	progressEvery = 50 * time.Millisecond
+	// termGrace is how long a timed-out command may clean up after SIGTERM before SIGKILL.
+	termGrace = time.Second
+	// drainGrace bounds the wait for the output pipe to close after the shell exits, in case a
+	// process that left the group (setsid) still holds it open.
+	drainGrace = 500 * time.Millisecond
+	// groupGrace bounds the wait for killed group members to be reaped, so that none is still
+	// exiting when Run returns. It only matters where no init process reaps orphans.
+	groupGrace = time.Second
+)
+
+// Bash runs a shell command in the session's directory. The zero value uses the default Options.
+type Bash struct{ opts Options }
+
+// NewBash makes the bash tool with its own timeouts, output limit and shell.
+func NewBash(opts Options) *Bash { return &Bash{opts: opts.withDefaults()} }
+
+type bashInput struct {
+	Command     string  `json:"command"`
+	Timeout     flexInt `json:"timeout"`
+	Workdir     string  `json:"workdir"`
+	Description string  `json:"description"`
+}
+
+func (*Bash) Name() string { return "bash" }
+
+func (b *Bash) Description() string {
+	opts := b.opts.withDefaults()
+	return fmt.Sprintf(`Runs a shell command (%s -c) in the project directory and returns its combined stdout and stderr.
+
+- Use workdir to run in a subdirectory instead of "cd dir && ...".
+- timeout is in milliseconds: default %d, at most %d. On timeout the whole process group is killed.
+- Output beyond %d bytes keeps its beginning and end with a marker in between.
+- A non-zero exit status is reported in the output; it is not a tool failure.
+- Commands do not get a terminal and cannot read input; background processes are killed when the command ends.
+- Prefer the read, list, glob, grep, edit and write tools over cat, ls, find, grep, sed and echo redirection.`,
+		opts.Shell, opts.BashTimeout.Milliseconds(), opts.BashMaxTimeout.Milliseconds(), opts.OutputLimit)
+}
+
+func (*Bash) Parameters() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "The command to execute"},
+    "timeout": {"type": "number", "description": "Optional timeout in milliseconds"},
+    "workdir": {"type": "string", "description": "Directory to run the command in, relative to the project directory or absolute. Defaults to the project directory."},
+    "description": {"type": "string", "description": "Clear, concise description of what this command does in 5-10 words, e.g. \"Lists files in current directory\""}
+  },
+  "required": ["command", "description"],
+  "additionalProperties": false
+}`)
+}
+
+func (b *Bash) Run(ctx context.Context, call *Call) (Result, error) {
+	opts := b.opts.withDefaults()
+	var in bashInput
+	if err := decodeInput("bash", call.Input, &in); err != nil {
+		return Result{}, err
+	}
+	if strings.TrimSpace(in.Command) == "" {
+		return Result{}, invalid("The bash tool needs a non-empty command.")
+	}
+	timeout := opts.BashTimeout
+	if in.Timeout.Set {
+		switch {
+		case in.Timeout.Value < 0:
+			return Result{}, invalid("Invalid timeout %d: the timeout is in milliseconds and must be positive.", in.Timeout.Value)
+		case in.Timeout.Value > 0:
+			timeout = min(time.Duration(in.Timeout.Value)*time.Millisecond, opts.BashMaxTimeout)
+		}
+	}
+	where, err := locate(ctx, call, in.Workdir, true)
+	if err != nil {
+		return Result{}, err
+	}
+	if info, err := os.Stat(where.Abs); err != nil || !info.IsDir() {
+		return Result{}, invalid("workdir %s is not an existing directory.", where.Abs)
+	}
+	patterns, always := commandPatterns(in.Command)
+	if err := call.Gate.Check(ctx, Ask{
+		Permission: "bash",
+		Patterns:   patterns,
+		Always:     always,
+		Metadata:   map[string]any{"command": in.Command},
+	}); err != nil {
+		return Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	return runCommand(ctx, call, opts, in, where.Abs, timeout)
+}
+
+// run starts the command in its own process group and supervises it until the group is gone.
+func runCommand(ctx context.Context, call *Call, opts Options, in bashInput, cwd string, timeout time.Duration) (Result, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return Result{}, err
+	}
+	cmd := exec.Command(opts.Shell, "-c", in.Command)
+	cmd.Dir = cwd
+	cmd.Stdout = w
+	cmd.Stderr = w
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		_ = r.Close()
+		_ = w.Close()
+		return Result{}, fmt.Errorf("starting %s: %w", opts.Shell, err)
+	}
+	_ = w.Close()
+	pgid := cmd.Process.Pid
+
+	out := newCapture(opts.OutputLimit)
+	report := func() {
+		if call.Progress == nil {
+			return
+		}
+		text, _ := out.String()
+		call.Progress(Progress{Title: in.Command, Metadata: map[string]any{"output": text, "description": in.Description}})
+	}
+	report()
+	wrote := make(chan struct{}, 1)
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		buf := make([]byte, 32*1024)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				out.Write(buf[:n])
+				select {
+				case wrote <- struct{}{}:
+				default:
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	var (
+		aborted, timedOut bool
+		throttle, grace   <-chan time.Time
+		lastReport        = time.Now()
+		done              = ctx.Done()
+		expired           = deadline.C
+	)
+wait:
+	for {
+		select {
+		case <-exited:
+			break wait
+		case <-wrote:
+			if since := time.Since(lastReport); since >= progressEvery {
+				report()
+				lastReport = time.Now()
+			} else if throttle == nil {
+				throttle = time.After(progressEvery - since)
+			}
+		case <-throttle:
+			throttle = nil
+			report()
+			lastReport = time.Now()
+		case <-expired:
+			expired = nil
+			timedOut = true
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			grace = time.After(termGrace)
+		case <-grace:
+			grace = nil
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		case <-done:
+			done = nil
+			aborted = true
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}
+	// The shell is gone; whatever it left running in its group goes too.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	select {
+	case <-drained:
+	case <-time.After(drainGrace):
+		_ = r.Close()
+		<-drained
+	}
+	_ = r.Close()
+	awaitGroupGone(pgid, groupGrace)
+	report()
+
+	text, truncated := out.String()
+	var exit any
+	state := cmd.ProcessState
+	if state.Exited() {
+		exit = state.ExitCode()
+	}
+	meta := map[string]any{"output": text, "exit": exit, "truncated": truncated, "description": in.Description}
+	res := Result{Title: in.Command, Metadata: meta}
+
+	var notes []string
+	switch {
+	case aborted:
+		notes = append(notes, "(Command was aborted)")
+	case timedOut:
+		notes = append(notes, fmt.Sprintf("(Command timed out after %d ms; its process group was killed)", timeout.Milliseconds()))
+	case !state.Exited():
+		notes = append(notes, fmt.Sprintf("(Command was terminated by %s)", signalName(state)))
+	case state.ExitCode() != 0:
+		notes = append(notes, fmt.Sprintf("(Command exited with code %d)", state.ExitCode()))
+	}
+	res.Output = text
+	if len(notes) > 0 {
+		if res.Output != "" {
+			res.Output += "\n\n"
+		}
+		res.Output += strings.Join(notes, "\n")
+	}
+	if res.Output == "" {
+		res.Output = "(no output)"
+	}
+	if aborted {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// awaitGroupGone waits until no process of the group is still running. SIGKILL has been sent, but
+// delivery and exit take a moment; returning earlier would let a caller observe a process that is
+// still tearing down. Zombies count as gone: where no init reaps orphans they never disappear.
+func awaitGroupGone(pgid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for delay := 200 * time.Microsecond; groupRunning(pgid) && time.Now().Before(deadline); delay = min(2*delay, 20*time.Millisecond) {
+		time.Sleep(delay)
+	}
+}
+
+// groupRunning reports whether any process of the group is alive and not a zombie. Signal 0 cannot
+// tell zombies apart, so on Linux the group's members are looked up in /proc.
+func groupRunning(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	if runtime.GOOS != "linux" {
+		return true
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command name: state, ppid, pgrp, ...
+		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
+		fields := strings.Fields(string(rest))
+		if len(fields) < 3 || fields[0] == "Z" || fields[0] == "X" {
+			continue
+		}
+		if group, _ := strconv.Atoi(fields[2]); group == pgid && pid > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func signalName(state *os.ProcessState) string {
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("signal %d (%s)", int(ws.Signal()), ws.Signal())
+	}
+	return "a signal"
+}
+
+// capture keeps the beginning and the end of a stream within a byte limit.
+type capture struct {
+	mu      sync.Mutex
+	headCap int
+	tailCap int
+	head    []byte
+	tail    []byte
+	total   int
+}
+
+func newCapture(limit int) *capture {
+	return &capture{headCap: limit / 2, tailCap: limit - limit/2}
+}
+
+func (c *capture) Write(p []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total += len(p)
+	if room := c.headCap - len(c.head); room > 0 {
+		n := min(room, len(p))
+		c.head = append(c.head, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) == 0 {
+		return
+	}
+	c.tail = append(c.tail, p...)
+	if len(c.tail) > c.tailCap {
+		c.tail = append(c.tail[:0:0], c.tail[len(c.tail)-c.tailCap:]...)
+	}
+}
+
+// String returns what was kept and whether anything was dropped from the middle.
+func (c *capture) String() (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := len(c.head) + len(c.tail)
+	if kept == c.total {
+		return string(c.head) + string(c.tail), false
+	}
+	head := strings.ToValidUTF8(trimPartialRuneEnd(c.head), "")
+	tail := c.tail
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return fmt.Sprintf("%s\n\n... (%d bytes of output truncated) ...\n\n%s", head, c.total-kept, tail), true
+}
+
+func trimPartialRuneEnd(b []byte) string {
+	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
+		if utf8.RuneStart(b[len(b)-i]) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return string(b[:len(b)-i])
+			}
+			break
+		}
+	}
+	return string(b)
+}
+
+// commandArity says how many leading words name a command for an "always" grant: "git push *"
+// rather than "git *", which would also allow "git reset --hard".
+var commandArity = map[string]int{
+	"git": 2, "npm": 2, "pnpm": 2, "yarn": 2, "bun": 2, "deno": 2, "npx": 2, "go": 2, "cargo": 2,
+	"docker": 2, "podman": 2, "kubectl": 2, "helm": 2, "pip": 2, "pip3": 2, "uv": 2, "poetry": 2,
+	"apt": 2, "apt-get": 2, "brew": 2, "systemctl": 2, "gh": 2, "dotnet": 2, "rustup": 2,
+	"terraform": 2, "make": 2, "nix": 2, "conda": 2, "gradle": 2, "mvn": 2,
+	"npm run": 3, "pnpm run": 3, "yarn run": 3, "bun run": 3, "docker compose": 3, "podman compose": 3,
+}
+
+// commandPatterns splits a command line into its simple commands (at unquoted ; & | and newlines).
+// Each one is a pattern asked for now; its leading words plus " *" is what "always" would allow.
+func commandPatterns(command string) (patterns, always []string) {
+	seen := map[string]bool{}
+	add := func(list *[]string, s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			*list = append(*list, s)
+		}
+	}
+	for _, segment := range splitCommands(command) {
+		add(&patterns, segment)
+	}
+	if len(patterns) == 0 {
+		patterns = []string{strings.TrimSpace(command)}
+	}
+	for _, p := range patterns {
+		add(&always, commandPrefix(p)+" *")
+	}
+	return patterns, always
+}
+
+func splitCommands(command string) []string {
+	var segments []string
+	var cur strings.Builder
+	var quote rune
+	escaped := false
+	flush := func() {
+		if s := strings.TrimSpace(cur.String()); s != "" {
+			segments = append(segments, s)
+		}
+		cur.Reset()
+	}
+	for _, r := range command {
+		switch {
+		case escaped:
+			escaped = false
+		case r == '\\' && quote != '\'':
+			escaped = true
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case r == ';' || r == '&' || r == '|' || r == '\n':
+			flush()
+			continue
+		}
+		cur.WriteRune(r)
+	}
+	flush()
+	return segments
+}
+
+func commandPrefix(segment string) string {
+	words := strings.Fields(segment)
+	if len(words) == 0 {
+		return segment
+	}
+	n := 1
+	if len(words) >= 2 {
+		if a, ok := commandArity[words[0]+" "+words[1]]; ok {
+			n = a
+		} else if a, ok := commandArity[words[0]]; ok {
+			n = a
+		}
+	}
+	var kept []string
+	for i, w := range words {
+		if i >= n || (i > 0 && strings.HasPrefix(w, "-")) {
+			break
+		}
+		kept = append(kept, w)
+	}
+	return strings.Join(kept, " ")
+}

@@ -1,0 +1,147 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// target is a path a tool is about to touch.
+type target struct {
+	Abs  string // absolute and cleaned, as the model named it (symlinks not evaluated)
+	Real string // Abs with every existing symlink evaluated: what the kernel will actually touch
+	Rel  string // Abs relative to the session directory, slash-separated: the permission pattern
+}
+
+// locate resolves p against the call's directory and, when it lands outside that directory (after
+// symlinks are followed), asks "external_directory" for the directory it lands in. isDir says whether
+// p names a directory (list, glob, grep) or a file (read, write, edit): a directory is asked for
+// itself, a file for its parent.
+func locate(ctx context.Context, call *Call, p string, isDir bool) (target, error) {
+	if call.Dir == "" || !filepath.IsAbs(call.Dir) {
+		return target{}, invalid("the session has no absolute working directory (got %q)", call.Dir)
+	}
+	dir := filepath.Clean(call.Dir)
+	abs := absPath(dir, p)
+
+	realDir := evalExisting(dir)
+	real := evalExisting(abs)
+	t := target{Abs: abs, Real: real, Rel: relSlash(dir, abs)}
+	if within(realDir, real) {
+		return t, nil
+	}
+	outside := real
+	if !isDir {
+		outside = filepath.Dir(real)
+	}
+	pattern := filepath.ToSlash(filepath.Join(outside, "*"))
+	err := call.Gate.Check(ctx, Ask{
+		Permission: "external_directory",
+		Patterns:   []string{pattern},
+		Always:     []string{pattern},
+		Metadata:   map[string]any{"filepath": abs, "parentDir": outside},
+	})
+	return t, err
+}
+
+// absPath resolves p against dir lexically; an empty p is dir itself.
+func absPath(dir, p string) string {
+	if p == "" {
+		return filepath.Clean(dir)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// evalExisting evaluates symlinks in the longest existing prefix of p and appends the rest, so a
+// file that does not exist yet still resolves through a symlinked parent.
+func evalExisting(p string) string {
+	rest := ""
+	cur := p
+	for {
+		if resolved, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(resolved, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func relSlash(dir, p string) string {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// readExisting returns a file's content and whether it existed; a missing file is not an error.
+func readExisting(path string) (string, bool, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return string(b), true, nil
+}
+
+// writeAtomic replaces path's content in one rename, so a crash or a concurrent reader never sees a
+// half-written file. Parent directories are created; an existing file keeps its permission bits.
+func writeAtomic(path, content string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	mode := fs.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tandem-*")
+	if err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.WriteString(content); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	committed = true
+	return nil
+}

@@ -1,0 +1,3 @@
+export function main(): string {
+  return "app";
+}

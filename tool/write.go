@@ -1,0 +1,96 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Write creates or replaces a whole file.
+type Write struct{}
+
+type writeInput struct {
+	FilePath string  `json:"filePath"`
+	Content  *string `json:"content"`
+}
+
+func (Write) Name() string { return "write" }
+
+func (Write) Description() string {
+	return `Writes a file, replacing it if it exists and creating missing parent directories.
+
+- filePath is absolute or relative to the project directory.
+- Prefer the edit tool for changing part of an existing file; read a file before overwriting it.
+- The person may be shown the diff and asked to approve it.`
+}
+
+func (Write) Parameters() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "filePath": {"type": "string", "description": "The path to the file to write"},
+    "content": {"type": "string", "description": "The content to write to the file"}
+  },
+  "required": ["filePath", "content"],
+  "additionalProperties": false
+}`)
+}
+
+func (Write) Run(ctx context.Context, call *Call) (Result, error) {
+	var in writeInput
+	if err := decodeInput("write", call.Input, &in); err != nil {
+		return Result{}, err
+	}
+	if strings.TrimSpace(in.FilePath) == "" {
+		return Result{}, invalid("The write tool needs a filePath.")
+	}
+	if in.Content == nil {
+		return Result{}, invalid("The write tool needs content (use an empty string for an empty file).")
+	}
+	t, err := locate(ctx, call, in.FilePath, false)
+	if err != nil {
+		return Result{}, err
+	}
+	if info, err := os.Stat(t.Abs); err == nil && info.IsDir() {
+		return Result{}, invalid("%s is a directory, not a file.", t.Abs)
+	}
+	before, existed, err := readExisting(t.Abs)
+	if err != nil {
+		return Result{}, err
+	}
+	d, err := commit(ctx, call, t, before, *in.Content)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{
+		Title:  t.Rel,
+		Output: "Wrote file successfully.",
+		Metadata: map[string]any{
+			"filepath": t.Abs,
+			"exists":   existed,
+			"diff":     d.Patch,
+			"filediff": d.metadata(t.Abs, before, *in.Content),
+		},
+		Changes: []FileChange{{Path: t.Abs, Before: before, After: *in.Content, Existed: existed}},
+	}, nil
+}
+
+// commit shows the change to the gate as a diff and, once allowed, writes it. The write goes to the
+// symlink-resolved path so that a symlink stays a symlink.
+func commit(ctx context.Context, call *Call, t target, before, after string) (fileDiff, error) {
+	d := diffFiles(t.Abs, before, after)
+	if err := call.Gate.Check(ctx, Ask{
+		Permission: "edit",
+		Patterns:   []string{t.Rel},
+		Always:     []string{t.Rel},
+		Metadata:   map[string]any{"filepath": t.Abs, "diff": d.Patch},
+	}); err != nil {
+		return fileDiff{}, err
+	}
+	if err := writeAtomic(t.Real, after); err != nil {
+		return fileDiff{}, fmt.Errorf("writing %s: %w", t.Abs, err)
+	}
+	return d, nil
+}
