@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -69,6 +68,7 @@ type loop struct {
 type runner struct {
 	queue  []*turn
 	cancel context.CancelFunc // of the running turn
+	done   chan struct{}      // closed when the runner retires
 }
 
 type turn struct {
@@ -254,7 +254,7 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 	}
 	r, busy := lp.runners[sessionID]
 	if !busy {
-		r = &runner{}
+		r = &runner{done: make(chan struct{})}
 		lp.runners[sessionID] = r
 	}
 	r.queue = append(r.queue, t)
@@ -291,6 +291,7 @@ func (s *Service) drain(lp *loop, sessionID string) {
 		r := lp.runners[sessionID]
 		if len(r.queue) == 0 {
 			delete(lp.runners, sessionID)
+			close(r.done)
 			s.mu.Unlock()
 			return
 		}
@@ -338,15 +339,12 @@ func (s *Service) abortAndWait(sessionID, _ string) {
 	if cancel != nil {
 		cancel()
 	}
-	// Wait until the runner has recorded the abort, so the caller sees a settled session.
-	for i := 0; i < 500; i++ {
-		s.mu.Lock()
-		_, still := lp.runners[sessionID]
-		s.mu.Unlock()
-		if !still {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
+	// Wait until the runner has recorded the abort, so the caller sees a settled session. A tool
+	// that ignores cancellation cannot hold the caller for long.
+	select {
+	case <-r.done:
+	case <-time.After(5 * time.Second):
+		s.log.Warn("abort: the turn did not stop within 5s", "session", sessionID)
 	}
 }
 
@@ -465,8 +463,6 @@ func inputOrEmpty(in json.RawMessage) json.RawMessage {
 	return in
 }
 
-var errAborted = errors.New("aborted")
-
 func abortedError() *MessageError {
 	return &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "Aborted"}}
 }
@@ -484,12 +480,4 @@ func providerError(err error) *MessageError {
 		return &MessageError{Name: name, Data: data}
 	}
 	return unknownError(err)
-}
-
-func describe(err error) string {
-	var pe *provider.Error
-	if errors.As(err, &pe) {
-		return pe.Message
-	}
-	return fmt.Sprint(err)
 }

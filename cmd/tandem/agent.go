@@ -8,6 +8,7 @@ import (
 	"tandem/config"
 	"tandem/permission"
 	"tandem/provider"
+	"tandem/question"
 	"tandem/session"
 	"tandem/tool"
 )
@@ -133,12 +134,9 @@ func agentFor(rt *agentRuntime, perms *permission.Service, sessions *session.Ser
 		},
 		Cost:   rt.cost,
 		System: systemPrompt,
-		Stops:  func(err error) bool { return errors.Is(err, errStopTurn) },
+		Stops:  func(err error) bool { return errors.Is(err, question.ErrDismissed) },
 	}
 }
-
-// errStopTurn is matched by tool errors that end the turn (wired to the question tool's dismissal).
-var errStopTurn = errors.New("stop turn")
 
 func systemPrompt(agent, dir string) []string {
 	p := fmt.Sprintf("You are tandem's %s agent, a coding assistant working in the project directory %s. "+

@@ -18,8 +18,11 @@ import (
 	"tandem/auth"
 	"tandem/errs"
 	"tandem/bus"
+	"tandem/mcp"
 	"tandem/openapi"
 	"tandem/permission"
+	"tandem/pty"
+	"tandem/question"
 	"tandem/routes"
 	"tandem/server"
 	"tandem/session"
@@ -51,6 +54,9 @@ type Main struct {
 	bus       *bus.Bus
 	sessions  *session.Service
 	perms     *permission.Service
+	questions *question.Service
+	mcp       *mcp.Manager
+	ptys      *pty.Manager
 	runtime   *agentRuntime
 	auth      *auth.Authority
 	srv       *server.Server
@@ -67,8 +73,12 @@ type services struct {
 	bus       *bus.Bus
 	sessions  *session.Service
 	perms     *permission.Service
+	questions *question.Service
+	mcp       *mcp.Manager
+	ptys      *pty.Manager
 	runtime   *agentRuntime
 	auth      *auth.Authority
+	cors      []string
 	heartbeat time.Duration
 }
 
@@ -87,6 +97,10 @@ func (s services) api() *routes.API {
 			&routes.Sessions{Service: s.sessions},
 			&routes.Permissions{Service: s.perms, ProjectID: projectID},
 			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry},
+			&routes.Questions{Service: s.questions},
+			&routes.MCP{Manager: s.mcp},
+			&routes.Ptys{Manager: s.ptys, CORS: s.cors},
+			&routes.Probes{},
 		},
 	}
 }
@@ -124,7 +138,26 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		m.db.Close()
 		return nil, err
 	}
-	m.sessions.SetAgent(agentFor(m.runtime, m.perms, m.sessions, func() []tool.Tool { return nil }))
+	cfg, err := m.runtime.Load(dir)
+	if err != nil {
+		m.db.Close()
+		return nil, err
+	}
+	pcfg, _ := permission.ParseConfig(cfg.Permission) // validated by the runtime above
+	m.questions = question.New(question.Options{Bus: m.bus, Timeout: pcfg.Timeout, Logger: o.Logger})
+	servers := make(map[string]json.RawMessage, len(cfg.MCP))
+	for name, sc := range cfg.MCP {
+		if servers[name], err = json.Marshal(sc); err != nil {
+			m.db.Close()
+			return nil, err
+		}
+	}
+	m.mcp = mcp.New(mcp.Options{Bus: m.bus, Directory: dir, Servers: servers, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
+	m.mcp.Start(ctx)
+	m.ptys = pty.NewManager(pty.Options{Bus: m.bus, Logger: o.Logger})
+	m.sessions.SetAgent(agentFor(m.runtime, m.perms, m.sessions, func() []tool.Tool {
+		return append([]tool.Tool{m.questions.Tool()}, m.mcp.Tools()...)
+	}))
 
 	user := o.Env("TANDEM_SERVER_USERNAME")
 	if user == "" {
@@ -137,7 +170,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.auth = auth.New(auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth})
 
 	svc := services{version: version, dir: dir, paths: o.Paths, bus: m.bus, sessions: m.sessions, perms: m.perms,
-		runtime: m.runtime, auth: m.auth, heartbeat: o.Heartbeat}
+		questions: m.questions, mcp: m.mcp, ptys: m.ptys, runtime: m.runtime, auth: m.auth, cors: o.CORS, heartbeat: o.Heartbeat}
 	var fallback http.Handler
 	if o.Web {
 		fallback = uiOnly(web.Handler())
@@ -147,6 +180,9 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		PasswordSet: !m.generated && m.password != "", API: svc.api(), Fallback: fallback, Logger: o.Logger,
 	})
 	if err != nil {
+		m.ptys.Close()
+		_ = m.mcp.Close()
+		m.runtime.close()
 		m.db.Close()
 		return nil, err
 	}
@@ -275,6 +311,8 @@ func (m *Main) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m.sessions.Shutdown(ctx)
+	m.ptys.Close()
+	_ = m.mcp.Close()
 	m.bus.Close()
 	err := m.srv.Shutdown(ctx)
 	m.runtime.close()
