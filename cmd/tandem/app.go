@@ -16,8 +16,9 @@ import (
 	"time"
 
 	"tandem/auth"
-	"tandem/errs"
 	"tandem/bus"
+	"tandem/discovery"
+	"tandem/errs"
 	"tandem/mcp"
 	"tandem/openapi"
 	"tandem/permission"
@@ -44,25 +45,29 @@ type Options struct {
 	Env       func(string) string
 	// Heartbeat overrides the SSE heartbeat interval (tests).
 	Heartbeat time.Duration
+	// MDNS advertises the server on the LAN (only when bound off loopback).
+	MDNS       bool
+	MDNSDomain string
 }
 
 // Main is a running server with everything it owns; tests start it the way the CLI does.
 type Main struct {
-	opts      Options
-	log       *slog.Logger
-	db        *store.DB
-	bus       *bus.Bus
-	sessions  *session.Service
-	perms     *permission.Service
-	questions *question.Service
-	mcp       *mcp.Manager
-	ptys      *pty.Manager
-	runtime   *agentRuntime
-	auth      *auth.Authority
-	srv       *server.Server
-	password  string
-	generated bool
-	statePath string
+	opts        Options
+	log         *slog.Logger
+	db          *store.DB
+	bus         *bus.Bus
+	sessions    *session.Service
+	perms       *permission.Service
+	questions   *question.Service
+	mcp         *mcp.Manager
+	ptys        *pty.Manager
+	runtime     *agentRuntime
+	auth        *auth.Authority
+	srv         *server.Server
+	password    string
+	generated   bool
+	statePath   string
+	unadvertise func()
 }
 
 // services are the domain objects the routes serve; documentOnly builds the API without them.
@@ -187,6 +192,15 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		return nil, err
 	}
 	m.srv.Serve()
+	m.unadvertise = func() {}
+	if o.MDNS {
+		stop, err := discovery.Advertise(ctx, discovery.Options{Host: o.Hostname, Port: m.srv.Port(), Domain: o.MDNSDomain, Logger: o.Logger})
+		if err != nil {
+			_ = m.Close()
+			return nil, err
+		}
+		m.unadvertise = stop
+	}
 	if err := m.writeState(); err != nil {
 		o.Logger.Warn("state file not written", "err", err)
 	}
@@ -310,6 +324,7 @@ func openURL(u string) error {
 func (m *Main) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	m.unadvertise()
 	m.sessions.Shutdown(ctx)
 	m.ptys.Close()
 	_ = m.mcp.Close()

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"tandem/discovery"
 )
 
 // serveFlags are the flags of `tandem serve` and `tandem web`.
@@ -23,6 +25,8 @@ type serveFlags struct {
 	dataDir   string
 	noAuth    bool
 	noOpen    bool
+	mdns      bool
+	mdnsDom   string
 }
 
 func newServeCommand(web bool) *cobra.Command {
@@ -34,6 +38,9 @@ func newServeCommand(web bool) *cobra.Command {
 			"TANDEM_SERVER_PASSWORD a password is generated, printed, and saved for local clients.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.mdns && !cmd.Flags().Changed("hostname") {
+				f.hostname = "0.0.0.0" // advertising a loopback server would reach no one
+			}
 			return runServe(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, web)
 		},
 	}
@@ -51,6 +58,8 @@ func newServeCommand(web bool) *cobra.Command {
 	fl.StringVar(&f.dir, "dir", "", "project directory (default: the current directory)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "where the database lives (default $TANDEM_DATA_DIR, else $XDG_DATA_HOME/tandem)")
 	fl.BoolVar(&f.noAuth, "no-auth", false, "turn authentication off (loopback only)")
+	fl.BoolVar(&f.mdns, "mdns", false, "advertise the server on the LAN over mDNS as tandem-<port> (makes the default hostname 0.0.0.0)")
+	fl.StringVar(&f.mdnsDom, "mdns-domain", discovery.DefaultDomain, "host name announced over mDNS")
 	return cmd
 }
 
@@ -71,7 +80,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags, web b
 
 	m, err := Start(ctx, Options{
 		Hostname: f.hostname, Port: f.port, Directory: f.dir, CORS: f.cors, NoAuth: f.noAuth,
-		Paths: paths, Web: web, Logger: logger, Env: os.Getenv,
+		Paths: paths, Web: web, Logger: logger, Env: os.Getenv, MDNS: f.mdns, MDNSDomain: f.mdnsDom,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,161 @@
+package deploy
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// composeFile is the part of `docker-compose config` output the tests read.
+type composeFile struct {
+	Services map[string]struct {
+		Build       any                `yaml:"build"`
+		Image       string             `yaml:"image"`
+		User        string             `yaml:"user"`
+		Ports       []string           `yaml:"ports"`
+		Environment map[string]*string `yaml:"environment"`
+		Volumes     []string           `yaml:"volumes"`
+		Profiles    []string           `yaml:"profiles"`
+		Healthcheck struct {
+			Test []string `yaml:"test"`
+		} `yaml:"healthcheck"`
+	} `yaml:"services"`
+	Volumes map[string]any `yaml:"volumes"`
+}
+
+// dockerCompose finds Debian's docker-compose. CI installs it, so there
+// (CI=true) its absence fails the test instead of skipping it.
+func dockerCompose(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("docker-compose")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("docker-compose is not installed; CI must install it (apt-get install docker-compose)")
+		}
+		t.Skip("docker-compose is not installed (apt-get install docker-compose); CI runs this test")
+	}
+	return path
+}
+
+// composeConfig runs docker-compose on the repository's compose file with
+// exactly the given variables set (plus PATH and HOME, which docker-compose
+// itself needs) and an empty env file, so neither the host's settings nor a
+// developer's .env can leak in.
+func composeConfig(t *testing.T, env map[string]string, args ...string) (string, error) {
+	t.Helper()
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	envFile := filepath.Join(t.TempDir(), "empty.env")
+	if err := os.WriteFile(envFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(dockerCompose(t), append([]string{
+		"--project-directory", root, "-f", filepath.Join(root, "docker-compose.yml"), "--env-file", envFile,
+	}, args...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestComposeFile(t *testing.T) {
+	password := "correct horse battery staple"
+	out, err := composeConfig(t, map[string]string{"TANDEM_SERVER_PASSWORD": password}, "config")
+	if err != nil {
+		t.Fatalf("docker-compose config: %v\n%s", err, out)
+	}
+	var config composeFile
+	if err := yaml.Unmarshal([]byte(out), &config); err != nil {
+		t.Fatalf("parse docker-compose config output: %v\n%s", err, out)
+	}
+	tandem, ok := config.Services["tandem"]
+	if !ok {
+		t.Fatalf("no tandem service in:\n%s", out)
+	}
+
+	t.Run("tandem is built from the Dockerfile beside the compose file", func(t *testing.T) {
+		if tandem.Build == nil {
+			t.Errorf("the tandem service has no build section")
+		}
+	})
+	t.Run("the database lives on a named volume", func(t *testing.T) {
+		if !slices.Contains(tandem.Volumes, "tandem-data:/data:rw") || config.Volumes["tandem-data"] == nil {
+			t.Errorf("volumes %q, top-level %v; want the named volume tandem-data at /data", tandem.Volumes, config.Volumes)
+		}
+	})
+	t.Run("the project directory is the workspace", func(t *testing.T) {
+		root, _ := filepath.Abs(repoRoot)
+		if !slices.Contains(tandem.Volumes, root+":/workspace:rw") {
+			t.Errorf("volumes %q; want %s mounted at /workspace", tandem.Volumes, root)
+		}
+	})
+	t.Run("the password comes from the environment", func(t *testing.T) {
+		if got := tandem.Environment["TANDEM_SERVER_PASSWORD"]; got == nil || *got != password {
+			t.Errorf("TANDEM_SERVER_PASSWORD = %v, want the environment's value", got)
+		}
+	})
+	t.Run("provider keys pass through only when set", func(t *testing.T) {
+		for _, key := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"} {
+			value, listed := tandem.Environment[key]
+			if !listed || value != nil {
+				t.Errorf("%s: listed=%v value=%v; want listed without a value (taken from the environment when set)", key, listed, value)
+			}
+		}
+	})
+	t.Run("the port is published on loopback unless asked otherwise", func(t *testing.T) {
+		if !slices.Equal(tandem.Ports, []string{"127.0.0.1:4096:4096/tcp"}) {
+			t.Errorf("ports %q, want 127.0.0.1:4096:4096/tcp", tandem.Ports)
+		}
+	})
+	t.Run("the healthcheck runs the image's health script", func(t *testing.T) {
+		if !slices.Equal(tandem.Healthcheck.Test, []string{"CMD", "tandem-healthcheck"}) {
+			t.Errorf("healthcheck test %q, want [CMD tandem-healthcheck]", tandem.Healthcheck.Test)
+		}
+	})
+	t.Run("Ollama is only in the ollama profile", func(t *testing.T) {
+		ollama, ok := config.Services["ollama"]
+		if !ok || !slices.Equal(ollama.Profiles, []string{"ollama"}) || len(tandem.Profiles) != 0 {
+			t.Errorf("ollama service present=%v profiles=%q, tandem profiles=%q; want ollama only under the ollama profile",
+				ok, ollama.Profiles, tandem.Profiles)
+		}
+	})
+}
+
+func TestComposeRefusesToStartWithoutAPassword(t *testing.T) {
+	out, err := composeConfig(t, nil, "config")
+	if err == nil || !strings.Contains(out, "set a password") {
+		t.Fatalf("docker-compose config without TANDEM_SERVER_PASSWORD: err=%v, output:\n%s\nwant a failure saying to set a password", err, out)
+	}
+}
+
+// TestComposeWiresOllamaWhenAsked: docker-compose 1.29's config lists every
+// service whatever the profile, so only the wiring is checked here; that
+// Ollama sits in its own profile is checked by TestComposeFile.
+func TestComposeWiresOllamaWhenAsked(t *testing.T) {
+	out, err := composeConfig(t, map[string]string{
+		"TANDEM_SERVER_PASSWORD": "pw", "COMPOSE_PROFILES": "ollama",
+		"OPENAI_BASE_URL": "http://ollama:11434/v1", "OPENAI_API_KEY": "ollama",
+	}, "config")
+	if err != nil {
+		t.Fatalf("docker-compose config: %v\n%s", err, out)
+	}
+	var config composeFile
+	if err := yaml.Unmarshal([]byte(out), &config); err != nil {
+		t.Fatal(err)
+	}
+	env := config.Services["tandem"].Environment
+	for key, want := range map[string]string{"OPENAI_BASE_URL": "http://ollama:11434/v1", "OPENAI_API_KEY": "ollama"} {
+		if got := env[key]; got == nil || *got != want {
+			t.Errorf("%s = %v, want %s", key, got, want)
+		}
+	}
+}
