@@ -27,7 +27,7 @@ func (cf *Configuration) Ops() []Op {
 				return nil, err
 			}
 			return document(cfg), nil
-		}).doc("The merged configuration (user file, project file, environment), unknown keys included."),
+		}).doc("The merged configuration (user file, project file, environment), unknown keys included; API keys are masked."),
 		op(http.MethodPatch, "/config", "config.update", "Update configuration", func(c *Call, in *json.RawMessage) (json.RawMessage, error) {
 			cfg, err := cf.Patch(c.Dir, *in)
 			if err != nil {
@@ -48,9 +48,36 @@ func (cf *Configuration) Ops() []Op {
 	}
 }
 
+// document is the merged configuration as clients see it: API keys are masked, because the
+// document may carry keys from the environment that no client wrote, and the web UI shows it.
 func document(cfg config.Config) json.RawMessage {
 	if len(cfg.Document) == 0 {
 		return json.RawMessage("{}")
 	}
-	return cfg.Document
+	var doc map[string]any
+	if err := json.Unmarshal(cfg.Document, &doc); err != nil {
+		return cfg.Document
+	}
+	if providers, ok := doc["provider"].(map[string]any); ok {
+		for _, p := range providers {
+			if opts, ok := p.(map[string]any)["options"].(map[string]any); ok {
+				if key, ok := opts["apiKey"].(string); ok && key != "" {
+					opts["apiKey"] = maskSecret(key)
+				}
+			}
+		}
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return cfg.Document
+	}
+	return out
+}
+
+// maskSecret keeps a secret recognisable without revealing it.
+func maskSecret(s string) string {
+	if len(s) <= 8 {
+		return "********"
+	}
+	return s[:4] + "…" + s[len(s)-2:]
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"tandem/config"
+	"tandem/errs"
 	"tandem/permission"
 	"tandem/provider"
 	"tandem/question"
@@ -43,6 +44,18 @@ func (rt *agentRuntime) loader(dir string) *config.Loader {
 	l, ok := rt.loaders[dir]
 	if !ok {
 		l = config.NewLoader(dir, rt.env)
+		// A patch that the permission rules or the providers would refuse is never written.
+		l.Check(func(c config.Config) error {
+			if _, err := permission.ParseConfig(c.Permission); err != nil {
+				return errs.E(errs.Invalid, "%v", err)
+			}
+			reg, err := provider.NewRegistry(c, rt.env)
+			if err != nil {
+				return errs.E(errs.Invalid, "%v", err)
+			}
+			reg.Close()
+			return nil
+		})
 		rt.loaders[dir] = l
 	}
 	return l
@@ -94,7 +107,9 @@ func (rt *agentRuntime) Registry() *provider.Registry {
 }
 
 // Get implements session.Providers.
-func (rt *agentRuntime) Get(providerID string) (provider.Provider, bool) { return rt.Registry().Get(providerID) }
+func (rt *agentRuntime) Get(providerID string) (provider.Provider, bool) {
+	return rt.Registry().Get(providerID)
+}
 
 // Default implements session.Providers.
 func (rt *agentRuntime) Default() (string, string) { return rt.Registry().Default() }

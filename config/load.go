@@ -1,0 +1,388 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tailscale/hujson"
+
+	"tandem/errs"
+)
+
+// FileNames are the names a configuration file may have, lowest precedence first: when a
+// directory holds both, tandem.json wins key by key.
+var fileNames = [...]string{"tandem.jsonc", "tandem.json"}
+
+// envLayer names the environment variables that override the files.
+var envLayer = []struct {
+	variable string
+	pointer  []string
+}{
+	{"OPENAI_API_KEY", []string{"provider", "openai", "options", "apiKey"}},
+	{"OPENAI_BASE_URL", []string{"provider", "openai", "options", "baseURL"}},
+	{"ANTHROPIC_API_KEY", []string{"provider", "anthropic", "options", "apiKey"}},
+	{"ANTHROPIC_BASE_URL", []string{"provider", "anthropic", "options", "baseURL"}},
+	{"TANDEM_MODEL", []string{"model"}},
+}
+
+// Loader reads and patches the configuration seen from one project directory. Keep one Loader per
+// directory: it serialises Patch so that concurrent PATCH /config requests never lose an update.
+type Loader struct {
+	dir    string
+	env    func(string) string
+	mu     sync.Mutex
+	checks []func(Config) error
+}
+
+// NewLoader returns a Loader for the project in dir. env looks up environment variables
+// (os.Getenv in production); it is a parameter so tests and embedders control it.
+func NewLoader(dir string, env func(string) string) *Loader {
+	if env == nil {
+		env = func(string) string { return "" }
+	}
+	return &Loader{dir: dir, env: env}
+}
+
+// Check adds a validation that Load and Patch run on the merged configuration, for the parts
+// other packages own (the permission rules, the provider registry). Patch writes nothing when a
+// check fails. Call it before the Loader is shared.
+func (l *Loader) Check(fn func(Config) error) {
+	l.checks = append(l.checks, fn)
+}
+
+// UserDir is where the user's configuration lives: $XDG_CONFIG_HOME/tandem, by default
+// ~/.config/tandem. It is empty when neither variable is set.
+func UserDir(env func(string) string) string {
+	if x := env("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "tandem")
+	}
+	if h := env("HOME"); h != "" {
+		return filepath.Join(h, ".config", "tandem")
+	}
+	return ""
+}
+
+// Load reads every layer and returns the merged configuration.
+func (l *Loader) Load() (Config, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	layers, err := l.fileLayers(nil)
+	if err != nil {
+		return Config{}, err
+	}
+	return l.merge(layers)
+}
+
+// layer is one source of configuration.
+type layer struct {
+	name string // a file path, or "environment"
+	raw  []byte // the file as written, for positions and for patching
+	tree map[string]any
+}
+
+// fileLayers reads the user's and the project's files. override, when set, replaces the content of
+// the file at that path (Patch validates a file before writing it).
+func (l *Loader) fileLayers(override *layer) ([]layer, error) {
+	var layers []layer
+	dirs := []string{UserDir(l.env), l.dir}
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		for _, name := range fileNames {
+			path := filepath.Join(dir, name)
+			if override != nil && override.name == path {
+				layers = append(layers, *override)
+				continue
+			}
+			raw, err := os.ReadFile(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, errs.Named(errs.Invalid, "ConfigInvalidError", "reading %s: %v", path, err)
+			}
+			ly, err := parseLayer(path, raw, l.env)
+			if err != nil {
+				return nil, err
+			}
+			layers = append(layers, ly)
+		}
+	}
+	if override != nil && !containsLayer(layers, override.name) {
+		layers = append(layers, *override)
+	}
+	return layers, nil
+}
+
+func containsLayer(layers []layer, name string) bool {
+	for _, ly := range layers {
+		if ly.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// parseLayer parses one JSONC file, substitutes {env:VAR} in its strings and checks that every
+// modelled key has the right type, so that errors point into the file that has them.
+func parseLayer(path string, raw []byte, env func(string) string) (layer, error) {
+	// hujson's tree aliases its input, and Standardize below blanks comments in place.
+	ast, err := hujson.Parse(bytes.Clone(raw))
+	if err != nil {
+		return layer{}, syntaxError(path, err)
+	}
+	ast.Standardize()
+	std := ast.Pack()
+	var tree any
+	dec := json.NewDecoder(bytes.NewReader(std))
+	dec.UseNumber()
+	if err := dec.Decode(&tree); err != nil {
+		return layer{}, positionError(path, raw, 0, err.Error())
+	}
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return layer{}, positionError(path, raw, ast.StartOffset+len(ast.BeforeExtra), "the configuration must be a JSON object")
+	}
+	var typed Config
+	if err := json.Unmarshal(std, &typed); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return layer{}, positionError(path, raw, valueStart(std, int(te.Offset)),
+				fmt.Sprintf("%s: expected %s, got %s", te.Field, typeName(te.Type.String()), te.Value))
+		}
+		return layer{}, positionError(path, raw, 0, err.Error())
+	}
+	substituteEnv(obj, env)
+	return layer{name: path, raw: raw, tree: obj}, nil
+}
+
+// typeName turns Go type names into the JSON words a user knows.
+func typeName(goType string) string {
+	switch {
+	case goType == "string":
+		return "a string"
+	case goType == "bool" || goType == "*bool":
+		return "true or false"
+	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "float"):
+		return "a number"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	}
+	return "an object"
+}
+
+// valueStart moves an offset that encoding/json reports at the end of a value back to its start.
+func valueStart(std []byte, end int) int {
+	if end > len(std) {
+		end = len(std)
+	}
+	i := end
+	for i > 0 && std[i-1] != ':' && std[i-1] != '[' && std[i-1] != ',' {
+		i--
+	}
+	for i < end && (std[i] == ' ' || std[i] == '\t' || std[i] == '\n' || std[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+var hujsonPosition = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+
+func syntaxError(path string, err error) error {
+	m := hujsonPosition.FindStringSubmatch(err.Error())
+	if m == nil {
+		return fileError(path, 0, 0, err.Error())
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	return fileError(path, line, col, m[3])
+}
+
+func positionError(path string, raw []byte, offset int, msg string) error {
+	line, col := lineColumn(raw, offset)
+	return fileError(path, line, col, msg)
+}
+
+// fileError is the one error shape for a bad configuration: the message names the place, and the
+// data carries it for clients that want to highlight it.
+func fileError(path string, line, col int, msg string) error {
+	where := path
+	if line > 0 {
+		where = fmt.Sprintf("%s:%d:%d", path, line, col)
+	}
+	e := errs.Named(errs.Invalid, "ConfigInvalidError", "%s: %s", where, msg)
+	e = e.With("path", path)
+	if line > 0 {
+		e = e.With("line", line).With("column", col)
+	}
+	return e
+}
+
+func lineColumn(b []byte, offset int) (line, col int) {
+	if offset > len(b) {
+		offset = len(b)
+	}
+	before := b[:offset]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	col = 1 + offset - (bytes.LastIndexByte(before, '\n') + 1)
+	return line, col
+}
+
+var envReference = regexp.MustCompile(`\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// substituteEnv replaces {env:VAR} inside string values, as OpenCode does. It works on parsed
+// strings, never on the file's text, so a value containing quotes cannot break the JSON.
+func substituteEnv(v any, env func(string) string) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			v[k] = substituteEnv(child, env)
+		}
+	case []any:
+		for i, child := range v {
+			v[i] = substituteEnv(child, env)
+		}
+	case string:
+		if strings.Contains(v, "{env:") {
+			return envReference.ReplaceAllStringFunc(v, func(ref string) string {
+				return env(envReference.FindStringSubmatch(ref)[1])
+			})
+		}
+	}
+	return v
+}
+
+// environmentLayer turns the environment variables tandem knows into one more layer.
+func (l *Loader) environmentLayer() layer {
+	tree := map[string]any{}
+	for _, e := range envLayer {
+		value := l.env(e.variable)
+		if value == "" {
+			continue
+		}
+		node := tree
+		for _, key := range e.pointer[:len(e.pointer)-1] {
+			child, ok := node[key].(map[string]any)
+			if !ok {
+				child = map[string]any{}
+				node[key] = child
+			}
+			node = child
+		}
+		node[e.pointer[len(e.pointer)-1]] = value
+	}
+	return layer{name: "environment", tree: tree}
+}
+
+// merge deep-merges the layers over each other, adds the environment, and validates the result.
+func (l *Loader) merge(files []layer) (Config, error) {
+	layers := append(files, l.environmentLayer())
+	merged := map[string]any{}
+	for _, ly := range layers {
+		merged = deepMerge(merged, ly.tree).(map[string]any)
+	}
+	doc, err := json.Marshal(merged)
+	if err != nil {
+		return Config{}, errs.Named(errs.Invalid, "ConfigInvalidError", "encoding the merged configuration: %v", err)
+	}
+	var cfg Config
+	if err := json.Unmarshal(doc, &cfg); err != nil {
+		// Each file was type-checked alone, so only the environment can get here.
+		return Config{}, fileError("environment", 0, 0, err.Error())
+	}
+	if pointer, err := cfg.validate(); err != nil {
+		return Config{}, locate(layers, pointer, err.Error())
+	}
+	cfg.Document = doc
+	for _, check := range l.checks {
+		if err := check(cfg); err != nil {
+			return Config{}, errs.Named(errs.Invalid, "ConfigInvalidError", "%v", err)
+		}
+	}
+	return cfg, nil
+}
+
+// locate finds the highest-precedence layer that sets pointer and names the place in it.
+func locate(layers []layer, pointer, msg string) error {
+	for i := len(layers) - 1; i >= 0; i-- {
+		ly := layers[i]
+		if ly.raw == nil {
+			if hasPointer(ly.tree, pointer) {
+				return fileError(ly.name, 0, 0, msg)
+			}
+			continue
+		}
+		ast, err := hujson.Parse(ly.raw)
+		if err != nil {
+			continue
+		}
+		if v := ast.Find(pointer); v != nil {
+			return positionError(ly.name, ly.raw, int(v.StartOffset), msg)
+		}
+	}
+	return fileError("configuration", 0, 0, msg)
+}
+
+func hasPointer(tree map[string]any, pointer string) bool {
+	var node any = tree
+	for _, key := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		key = strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")
+		obj, ok := node.(map[string]any)
+		if !ok {
+			return false
+		}
+		if node, ok = obj[key]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// deepMerge lays over on top of base: objects merge key by key, everything else replaces.
+func deepMerge(base, over any) any {
+	b, bok := base.(map[string]any)
+	o, ook := over.(map[string]any)
+	if !bok || !ook {
+		return cloneJSON(over)
+	}
+	out := make(map[string]any, len(b)+len(o))
+	for k, v := range b {
+		out[k] = v
+	}
+	for k, v := range o {
+		if existing, ok := out[k]; ok {
+			out[k] = deepMerge(existing, v)
+		} else {
+			out[k] = cloneJSON(v)
+		}
+	}
+	return out
+}
+
+func cloneJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, child := range v {
+			out[k] = cloneJSON(child)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, child := range v {
+			out[i] = cloneJSON(child)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,195 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/tailscale/hujson"
+
+	"tandem/errs"
+)
+
+// Patch deep-merges patch (a JSON object) into the project's file and returns the new merged
+// configuration. Objects merge key by key, other values replace, and null removes a key (JSON
+// Merge Patch, RFC 7386), so a client can also unset what it set. The file keeps its comments and
+// layout except where values change. The result is validated before anything is written, and the
+// write is atomic: a failed Patch leaves the file as it was.
+func (l *Loader) Patch(patch []byte) (Config, error) {
+	var p any
+	dec := json.NewDecoder(bytes.NewReader(patch))
+	dec.UseNumber()
+	if err := dec.Decode(&p); err != nil {
+		return Config{}, errs.E(errs.Invalid, "the configuration patch is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return Config{}, errs.E(errs.Invalid, "the configuration patch must be one JSON object")
+	}
+	obj, ok := p.(map[string]any)
+	if !ok {
+		return Config{}, errs.E(errs.Invalid, "the configuration patch must be a JSON object")
+	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+
+	path, raw, err := l.projectFile()
+	if err != nil {
+		return Config{}, err
+	}
+	updated, err := applyMergePatch(path, raw, obj)
+	if err != nil {
+		return Config{}, err
+	}
+	ly, err := parseLayer(path, updated, l.env)
+	if err != nil {
+		return Config{}, err
+	}
+	layers, err := l.fileLayers(&ly)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg, err := l.merge(layers)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := writeAtomic(path, updated); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// projectFile returns the file Patch writes: the project's highest-precedence existing file, or a
+// new tandem.json.
+func (l *Loader) projectFile() (path string, raw []byte, err error) {
+	for i := len(fileNames) - 1; i >= 0; i-- {
+		path = filepath.Join(l.dir, fileNames[i])
+		raw, err = os.ReadFile(path)
+		if err == nil {
+			return path, raw, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", nil, errs.E(errs.Invalid, "reading %s: %v", path, err)
+		}
+	}
+	return filepath.Join(l.dir, "tandem.json"), []byte("{}\n"), nil
+}
+
+// applyMergePatch edits the file's syntax tree with RFC 6902 operations derived from the merge
+// patch, so that hujson keeps the comments around every value it does not replace.
+func applyMergePatch(path string, raw []byte, patch map[string]any) ([]byte, error) {
+	ast, err := hujson.Parse(bytes.Clone(raw))
+	if err != nil {
+		return nil, syntaxError(path, err)
+	}
+	std, err := hujson.Standardize(bytes.Clone(raw)) // hujson edits its input in place
+	if err != nil {
+		return nil, syntaxError(path, err)
+	}
+	var current any
+	dec := json.NewDecoder(bytes.NewReader(std))
+	dec.UseNumber()
+	if err := dec.Decode(&current); err != nil {
+		return nil, fileError(path, 0, 0, err.Error())
+	}
+	if _, ok := current.(map[string]any); !ok {
+		return nil, fileError(path, 1, 1, "the configuration must be a JSON object")
+	}
+	var ops []map[string]any
+	ops = patchOps(ops, "", current, patch)
+	if len(ops) == 0 {
+		return raw, nil
+	}
+	opsJSON, err := json.Marshal(ops)
+	if err != nil {
+		return nil, errs.E(errs.Invalid, "encoding the configuration patch: %v", err)
+	}
+	if err := ast.Patch(opsJSON); err != nil {
+		return nil, errs.E(errs.Invalid, "patching %s: %v", path, err)
+	}
+	ast.Format()
+	return ast.Pack(), nil
+}
+
+// patchOps turns a merge patch into JSON Patch operations against current, in a stable order.
+func patchOps(ops []map[string]any, prefix string, current any, patch map[string]any) []map[string]any {
+	cur, _ := current.(map[string]any)
+	keys := make([]string, 0, len(patch))
+	for k := range patch {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := patch[k]
+		ptr := prefix + "/" + escapePointer(k)
+		existing, exists := cur[k]
+		switch pv := v.(type) {
+		case nil:
+			if exists {
+				ops = append(ops, map[string]any{"op": "remove", "path": ptr})
+			}
+		case map[string]any:
+			if _, isObj := existing.(map[string]any); isObj {
+				ops = patchOps(ops, ptr, existing, pv)
+				continue
+			}
+			ops = append(ops, map[string]any{"op": "add", "path": ptr, "value": dropNulls(pv)})
+		default:
+			ops = append(ops, map[string]any{"op": "add", "path": ptr, "value": v})
+		}
+	}
+	return ops
+}
+
+// dropNulls removes null members from an object that is added whole, as a merge patch would.
+func dropNulls(v any) any {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(obj))
+	for k, child := range obj {
+		if child != nil {
+			out[k] = dropNulls(child)
+		}
+	}
+	return out
+}
+
+// writeAtomic replaces path with data through a temporary file and a rename, so a reader never
+// sees half a file and a crash never leaves one.
+func writeAtomic(path string, data []byte) error {
+	mode := fs.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

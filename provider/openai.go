@@ -1,0 +1,371 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// OpenAIBaseURL is the endpoint used when no baseURL is configured.
+const OpenAIBaseURL = "https://api.openai.com/v1"
+
+// OpenAIOptions configures an OpenAI-compatible Chat Completions endpoint.
+type OpenAIOptions struct {
+	ID      string // the provider ID: "openai", "ollama", ...
+	BaseURL string // empty means OpenAIBaseURL
+	APIKey  string // empty sends no Authorization header (Ollama, llama.cpp)
+	Headers map[string]string
+	// IdleTimeout bounds the silence before the first chunk and between chunks: 0 means
+	// DefaultIdleTimeout, negative disables it.
+	IdleTimeout time.Duration
+	// LegacyMaxTokens sends max_tokens instead of max_completion_tokens; servers other than
+	// OpenAI's own mostly understand only the older name.
+	LegacyMaxTokens bool
+}
+
+// OpenAI streams Chat Completions from any OpenAI-compatible server.
+type OpenAI struct {
+	id     string
+	idle   time.Duration
+	legacy bool
+	http   *http.Client
+	chat   openai.ChatCompletionService
+}
+
+// NewOpenAI builds the provider. It never reads the process environment: the configuration
+// already merged it.
+func NewOpenAI(o OpenAIOptions) *OpenAI {
+	base := o.BaseURL
+	if base == "" {
+		base = OpenAIBaseURL
+	}
+	p := &OpenAI{id: o.ID, idle: idleLimit(o.IdleTimeout), legacy: o.LegacyMaxTokens, http: newHTTPClient()}
+	opts := []option.RequestOption{
+		option.WithHTTPClient(p.http),
+		option.WithBaseURL(base),
+		option.WithMaxRetries(0), // the prompt loop retries and tells the user it does
+	}
+	if o.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(o.APIKey))
+	}
+	for k, v := range o.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	// The service, not openai.NewClient: the client would read OPENAI_* from the process
+	// environment behind the configuration's back.
+	p.chat = openai.NewChatCompletionService(opts...)
+	return p
+}
+
+func idleLimit(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultIdleTimeout
+	}
+	return d
+}
+
+// ID returns the provider ID.
+func (p *OpenAI) ID() string { return p.id }
+
+// Close releases idle connections.
+func (p *OpenAI) Close() { p.http.CloseIdleConnections() }
+
+// Stream runs one Chat Completions call.
+func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(Event) error) error {
+	params, err := p.params(req)
+	if err != nil {
+		return err
+	}
+	w := watchIdle(ctx, p.idle)
+	defer w.stop()
+	stream := p.chat.NewStreaming(w.ctx, params)
+	defer stream.Close()
+
+	var (
+		calls  toolAccumulator
+		finish string
+		usage  Usage
+	)
+	for stream.Next() {
+		w.kick()
+		chunk := stream.Current()
+		if chunk.JSON.Usage.Valid() && (chunk.Usage.PromptTokens > 0 || chunk.Usage.CompletionTokens > 0) {
+			usage = openaiUsage(chunk.Usage)
+		}
+		for _, choice := range chunk.Choices {
+			if choice.Index != 0 {
+				continue // we never ask for n > 1
+			}
+			if r := reasoningOf(choice.Delta); r != "" {
+				if err := emit(Event{Kind: ReasoningDelta, Text: r}); err != nil {
+					return err
+				}
+			}
+			if choice.Delta.Content != "" {
+				if err := emit(Event{Kind: TextDelta, Text: choice.Delta.Content}); err != nil {
+					return err
+				}
+			}
+			for _, tc := range choice.Delta.ToolCalls {
+				calls.add(tc.Index, tc.ID, tc.Function.Name, tc.Function.Arguments)
+			}
+			if choice.FinishReason != "" {
+				finish = choice.FinishReason
+			}
+		}
+		w.kick() // time spent in emit is the caller's, not the provider's silence
+	}
+	if err := stream.Err(); err != nil {
+		return failure(ctx, w, p.id, err, openaiFailure)
+	}
+	if ctx.Err() != nil {
+		return ctxError(ctx)
+	}
+	if finish == "" {
+		// Every server we know ends with a finish_reason; a stream without one was cut short.
+		return &Error{Kind: ErrNetwork, Provider: p.id, Message: "the response ended before the model finished (no finish_reason)"}
+	}
+	ready := calls.finish()
+	for _, tc := range ready {
+		if err := emit(Event{Kind: ToolCallReady, ToolCall: tc}); err != nil {
+			return err
+		}
+	}
+	return emit(Event{Kind: Finished, Reason: openaiReason(finish, len(ready) > 0), Usage: usage})
+}
+
+func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
+	params := openai.ChatCompletionNewParams{
+		Model:         req.Model,
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	if req.MaxTokens > 0 {
+		if p.legacy {
+			params.MaxTokens = openai.Int(int64(req.MaxTokens))
+		} else {
+			params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+		}
+	}
+	for _, s := range req.System {
+		params.Messages = append(params.Messages, openai.SystemMessage(s))
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case RoleUser:
+			params.Messages = append(params.Messages, openai.UserMessage(m.Text))
+		case RoleAssistant:
+			var a openai.ChatCompletionAssistantMessageParam
+			if m.Text != "" {
+				a.Content.OfString = openai.String(m.Text)
+			}
+			for _, tc := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       tc.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: string(inputOrEmpty(tc.Input))},
+					},
+				})
+			}
+			if m.Text == "" && len(a.ToolCalls) == 0 {
+				continue // an empty assistant turn (an aborted one) is refused by most servers
+			}
+			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		case RoleTool:
+			params.Messages = append(params.Messages, openai.ToolMessage(toolResultText(m), m.ToolCallID))
+		default:
+			return params, &Error{Kind: ErrBadRequest, Provider: p.id, Message: fmt.Sprintf("unknown message role %q", m.Role)}
+		}
+	}
+	for _, t := range req.Tools {
+		schema, err := schemaObject(t)
+		if err != nil {
+			return params, &Error{Kind: ErrBadRequest, Provider: p.id, Message: err.Error()}
+		}
+		def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema}
+		if t.Description != "" {
+			def.Description = openai.String(t.Description)
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(def))
+	}
+	return params, nil
+}
+
+// toolResultText marks failed results for APIs that have no error flag.
+func toolResultText(m Message) string {
+	if m.IsError && !strings.HasPrefix(strings.ToLower(m.Text), "error") {
+		return "Error: " + m.Text
+	}
+	if m.Text == "" {
+		return "(no output)"
+	}
+	return m.Text
+}
+
+func inputOrEmpty(in json.RawMessage) json.RawMessage {
+	if len(in) == 0 {
+		return json.RawMessage("{}")
+	}
+	return in
+}
+
+func schemaObject(t ToolSpec) (map[string]any, error) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{}}
+	if len(t.Parameters) == 0 {
+		return schema, nil
+	}
+	if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+		return nil, fmt.Errorf("tool %q: parameters are not a JSON Schema object: %v", t.Name, err)
+	}
+	return schema, nil
+}
+
+// reasoningOf reads the reasoning text that DeepSeek, vLLM, llama.cpp (reasoning_content) and
+// Ollama or OpenRouter (reasoning) add to the delta; OpenAI's own API never streams it.
+func reasoningOf(d openai.ChatCompletionChunkChoiceDelta) string {
+	for _, key := range []string{"reasoning_content", "reasoning"} {
+		f, ok := d.JSON.ExtraFields[key]
+		if !ok {
+			continue
+		}
+		// The SDK marks fields outside its schema as not Valid, but keeps their raw JSON.
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func openaiUsage(u openai.CompletionUsage) Usage {
+	cached := u.PromptTokensDetails.CachedTokens
+	reasoning := u.CompletionTokensDetails.ReasoningTokens
+	return Usage{
+		Input:     max(u.PromptTokens-cached, 0),
+		Output:    max(u.CompletionTokens-reasoning, 0),
+		Reasoning: reasoning,
+		CacheRead: cached,
+	}
+}
+
+func openaiReason(finish string, hadToolCalls bool) string {
+	switch finish {
+	case "tool_calls", "function_call":
+		return ReasonToolCalls
+	case "length":
+		return ReasonLength
+	case "content_filter":
+		return ReasonContentFilter
+	case "stop", "":
+		if hadToolCalls {
+			return ReasonToolCalls // Ollama says "stop" after tool calls
+		}
+		return ReasonStop
+	}
+	return ReasonOther
+}
+
+// openaiFailure extracts the provider's answer from the SDK's errors.
+func openaiFailure(err error) (apiFailure, bool) {
+	var aerr *openai.Error
+	if errors.As(err, &aerr) {
+		f := apiFailure{status: aerr.StatusCode}
+		if aerr.Response != nil {
+			f.header = aerr.Response.Header
+			if aerr.Response.Body != nil {
+				b, _ := io.ReadAll(io.LimitReader(aerr.Response.Body, 64<<10))
+				f.body = string(b)
+			}
+		}
+		if f.body == "" {
+			f.body = aerr.RawJSON()
+		}
+		f.errType, f.message = parseFailureBody(f.body)
+		if f.message == "" {
+			f.message = aerr.Message
+		}
+		if f.errType == "" {
+			f.errType = aerr.Code
+		}
+		return f, true
+	}
+	var serr *ssestream.StreamError
+	if errors.As(err, &serr) {
+		f := apiFailure{status: http.StatusOK, body: string(serr.Event.Data)}
+		f.errType, f.message = parseFailureBody(f.body)
+		if f.message == "" {
+			f.message = serr.Message
+		}
+		return f, true
+	}
+	return apiFailure{}, false
+}
+
+// toolAccumulator joins streamed tool-call fragments. OpenAI sends an id and name once and then
+// argument fragments by index; Ollama sends each whole call in one chunk, sometimes every call at
+// index 0; some servers use index -1. A new id, or a new name after complete arguments, therefore
+// starts a new call even at a known index.
+type toolAccumulator struct {
+	calls   []*pendingCall
+	byIndex map[int64]*pendingCall
+}
+
+type pendingCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+func (a *toolAccumulator) add(index int64, id, name, args string) {
+	if a.byIndex == nil {
+		a.byIndex = map[int64]*pendingCall{}
+	}
+	cur := a.byIndex[index]
+	switch {
+	case cur == nil,
+		id != "" && cur.id != "" && id != cur.id,
+		name != "" && cur.name != "" && cur.args.Len() > 0 && json.Valid([]byte(cur.args.String())):
+		cur = &pendingCall{}
+		a.calls = append(a.calls, cur)
+		a.byIndex[index] = cur
+	}
+	if cur.id == "" {
+		cur.id = id
+	}
+	if cur.name == "" {
+		cur.name = name
+	}
+	cur.args.WriteString(args)
+}
+
+// finish returns the complete calls in the order they began. Arguments that are not JSON are
+// passed on as a JSON string, so the tool's own validation explains the problem to the model.
+func (a *toolAccumulator) finish() []ToolCall {
+	out := make([]ToolCall, 0, len(a.calls))
+	for i, c := range a.calls {
+		id := c.id
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i)
+		}
+		args := strings.TrimSpace(c.args.String())
+		var input json.RawMessage
+		switch {
+		case args == "":
+			input = json.RawMessage("{}")
+		case json.Valid([]byte(args)):
+			input = json.RawMessage(args)
+		default:
+			input, _ = json.Marshal(args)
+		}
+		out = append(out, ToolCall{ID: id, Name: c.name, Input: input})
+	}
+	return out
+}
