@@ -60,7 +60,8 @@ func document(cfg config.Config) json.RawMessage {
 	}
 	if providers, ok := doc["provider"].(map[string]any); ok {
 		for _, p := range providers {
-			if opts, ok := p.(map[string]any)["options"].(map[string]any); ok {
+			entry, _ := p.(map[string]any)
+			if opts, ok := entry["options"].(map[string]any); ok {
 				if key, ok := opts["apiKey"].(string); ok && key != "" {
 					opts["apiKey"] = maskSecret(key)
 				}
