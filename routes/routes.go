@@ -135,7 +135,9 @@ func (o Op) public() Op {
 	return o
 }
 
-func hasFields(t reflect.Type) bool { return t != nil && (t.Kind() != reflect.Struct || t.NumField() > 0) }
+func hasFields(t reflect.Type) bool {
+	return t != nil && (t.Kind() != reflect.Struct || t.NumField() > 0)
+}
 
 // decode fills in from path parameters, the query string, headers and the JSON body.
 func decode(r *http.Request, in any) error {
@@ -336,7 +338,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if name == "" {
 		name = errs.DefaultName(e.Kind)
 	}
-	if e.Kind == errs.Unauthorized {
+	// The Basic challenge is for curl and SDKs; a page's own fetch or EventSource (Sec-Fetch-Mode
+	// cors/same-origin) would make the browser open its credentials popup instead of the UI's form.
+	if mode := r.Header.Get("Sec-Fetch-Mode"); e.Kind == errs.Unauthorized && (mode == "" || mode == "navigate") {
 		w.Header().Set("WWW-Authenticate", `Basic realm="tandem", charset="UTF-8"`)
 	}
 	writeJSONNoFail(w, statusOf(e.Kind), errorBody{Name: name, Data: data})

@@ -129,12 +129,11 @@ func (rt *agentRuntime) close() {
 }
 
 // agentFor assembles the session loop's Agent from the runtime, the tools and the permission gate.
-func agentFor(rt *agentRuntime, perms *permission.Service, sessions *session.Service, extra func() []tool.Tool) session.Agent {
-	builtins := tool.Builtins(tool.Options{})
+func agentFor(rt *agentRuntime, perms *permission.Service, tools func() []tool.Tool) session.Agent {
 	return session.Agent{
 		Providers: rt,
 		Tools: func(sess session.Session, agent string) []tool.Tool {
-			all := append(builtins.All(), extra()...)
+			all := tools()
 			out := all[:0:0]
 			for _, t := range all {
 				if session.AllowsTool(agent, t.Name()) {

@@ -85,6 +85,7 @@ type services struct {
 	auth      *auth.Authority
 	cors      []string
 	heartbeat time.Duration
+	tools     func() []tool.Tool
 }
 
 func (s services) api() *routes.API {
@@ -106,12 +107,13 @@ func (s services) api() *routes.API {
 			&routes.MCP{Manager: s.mcp},
 			&routes.Ptys{Manager: s.ptys, CORS: s.cors},
 			&routes.Probes{},
+			&routes.Tools{All: s.tools},
 		},
 	}
 }
 
 func documentOnly() ([]byte, error) {
-	return services{version: version, runtime: &agentRuntime{}}.api().Document()
+	return services{version: version, runtime: &agentRuntime{}, tools: func() []tool.Tool { return nil }}.api().Document()
 }
 
 // Start opens the database, wires the services and starts serving.
@@ -160,9 +162,11 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.mcp = mcp.New(mcp.Options{Bus: m.bus, Directory: dir, Servers: servers, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
 	m.mcp.Start(ctx)
 	m.ptys = pty.NewManager(pty.Options{Bus: m.bus, Logger: o.Logger})
-	m.sessions.SetAgent(agentFor(m.runtime, m.perms, m.sessions, func() []tool.Tool {
-		return append([]tool.Tool{m.questions.Tool()}, m.mcp.Tools()...)
-	}))
+	builtins := tool.Builtins(tool.Options{})
+	allTools := func() []tool.Tool {
+		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
+	}
+	m.sessions.SetAgent(agentFor(m.runtime, m.perms, allTools))
 
 	user := o.Env("TANDEM_SERVER_USERNAME")
 	if user == "" {
@@ -175,7 +179,8 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.auth = auth.New(auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth})
 
 	svc := services{version: version, dir: dir, paths: o.Paths, bus: m.bus, sessions: m.sessions, perms: m.perms,
-		questions: m.questions, mcp: m.mcp, ptys: m.ptys, runtime: m.runtime, auth: m.auth, cors: o.CORS, heartbeat: o.Heartbeat}
+		questions: m.questions, mcp: m.mcp, ptys: m.ptys, runtime: m.runtime, auth: m.auth, cors: o.CORS, heartbeat: o.Heartbeat,
+		tools: allTools}
 	var fallback http.Handler
 	if o.Web {
 		fallback = uiOnly(web.Handler())

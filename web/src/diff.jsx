@@ -1,0 +1,20 @@
+/** A unified diff, coloured line by line. */
+export function Diff({ text }) {
+  const lines = String(text || '').replace(/\n$/, '').split('\n');
+  return (
+    <pre class="diff" data-testid="diff">
+      {lines.map((l, i) => {
+        let c = 'ctx';
+        if (l.startsWith('+++') || l.startsWith('---') || l.startsWith('Index:') || l.startsWith('====')) c = 'file';
+        else if (l.startsWith('@@')) c = 'hunk';
+        else if (l.startsWith('+')) c = 'add';
+        else if (l.startsWith('-')) c = 'del';
+        return (
+          <div key={i} class={c}>
+            {l || ' '}
+          </div>
+        );
+      })}
+    </pre>
+  );
+}

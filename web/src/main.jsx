@@ -1,0 +1,166 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import './style.css';
+import { useStore, state, start, login, logout, pendingList, dismissToast } from './store.js';
+import { SessionList, SessionView, Composer } from './session.jsx';
+import { PendingDialog, PendingBadge } from './pending.jsx';
+import { TerminalView } from './terminal.jsx';
+import { McpView } from './mcp.jsx';
+
+const connLabel = {
+  connecting: 'Connecting',
+  live: 'Live',
+  reconnecting: 'Reconnecting',
+  offline: 'Offline',
+  stopped: 'Server stopped',
+};
+
+function Header({ pending }) {
+  const r = state.route;
+  const tab = (href, label, active) => (
+    <a href={href} class={active ? 'active' : ''} aria-current={active ? 'page' : undefined}>
+      {label}
+    </a>
+  );
+  return (
+    <header class="topbar">
+      <a class="brand" href="#/">
+        <span class="logo" aria-hidden="true" />
+        tandem
+      </a>
+      <nav>
+        {tab('#/', 'Sessions', r.view === 'sessions' || r.view === 'session')}
+        {tab('#/terminal', 'Terminal', r.view === 'terminal')}
+        {tab('#/mcp', 'MCP', r.view === 'mcp')}
+      </nav>
+      <span class="spacer" />
+      <span class={'conn ' + state.conn} title={connLabel[state.conn]} data-testid="conn" data-state={state.conn}>
+        <span class="dot" />
+        <span class="conn-label">{connLabel[state.conn]}</span>
+      </span>
+      <PendingBadge count={pending} />
+      <button class="ghost logout" onClick={logout} title="Log out">
+        Log out
+      </button>
+    </header>
+  );
+}
+
+function Login() {
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await login(username.trim(), password);
+    } catch (err) {
+      setError(err.status === 401 ? 'Wrong user name or password.' : err.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="login">
+      <form class="card" onSubmit={submit} data-testid="login-form">
+        <div class="brand big">
+          <span class="logo" aria-hidden="true" /> tandem
+        </div>
+        {state.route.expired && (
+          <div class="error-box" role="alert">
+            That login link has expired or was already used. Sign in with the password, or run <code>tandem web</code> again.
+          </div>
+        )}
+        <p class="muted">
+          Run <code>tandem web</code> on the server’s machine to get a one-time login link, or sign in with the server password.
+        </p>
+        <label>
+          User name
+          <input autocomplete="username" value={username} placeholder="tandem" onInput={(e) => setUsername(e.currentTarget.value)} />
+        </label>
+        <label>
+          Password
+          <input type="password" autocomplete="current-password" value={password} required onInput={(e) => setPassword(e.currentTarget.value)} />
+        </label>
+        {error && (
+          <div class="error-box" role="alert">
+            {error}
+          </div>
+        )}
+        <button class="primary" type="submit" disabled={busy || !password}>
+          Sign in
+        </button>
+      </form>
+    </div>
+  );
+}
+
+function Toasts() {
+  return (
+    <div class="toasts" aria-live="polite">
+      {state.toasts.map((t) => (
+        <div key={t.id} class={'toast ' + t.kind} data-testid="toast" onClick={() => dismissToast(t.id)}>
+          {t.text}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function App() {
+  useStore();
+  const pending = pendingList().length;
+  useEffect(() => {
+    document.title = pending ? `(${pending}) tandem` : 'tandem';
+  }, [pending]);
+  if (state.auth === 'login')
+    return (
+      <>
+        <Login />
+        <Toasts />
+      </>
+    );
+  if (state.auth === 'unknown') return <div class="center muted boot">Connecting…</div>;
+  const r = state.route;
+  const inSessions = r.view === 'sessions' || r.view === 'session';
+  return (
+    <div class={'app view-' + r.view + (state.pendingOpen && pending ? ' pending-open' : '')}>
+      <Header pending={pending} />
+      <main>
+        {inSessions && (
+          <div class="split">
+            <SessionList activeID={r.id} />
+            <section class="main-pane">
+              {r.view === 'session' ? (
+                <SessionView id={r.id} key={r.id} />
+              ) : (
+                <div class="session">
+                  <div class="conversation">
+                    <div class="empty-convo muted">
+                      <h2>Start a session</h2>
+                      <p>Type a message below to create a session, or pick one from the list.</p>
+                      <p>
+                        With the offline demo model try <code>run: echo hi</code> or <code>ask: Which DB? | Postgres | SQLite</code>.
+                      </p>
+                    </div>
+                  </div>
+                  <Composer sessionID={null} />
+                </div>
+              )}
+            </section>
+          </div>
+        )}
+        <TerminalView visible={r.view === 'terminal'} activeID={r.view === 'terminal' ? r.id : null} />
+        {r.view === 'mcp' && <McpView />}
+      </main>
+      <PendingDialog />
+      <Toasts />
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app'));
+start();

@@ -1,0 +1,434 @@
+// Session list, the conversation and the composer.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import {
+  state,
+  changed,
+  navigate,
+  createSession,
+  renameSession,
+  forkSession,
+  deleteSession,
+  sendPrompt,
+  abortSession,
+  reportError,
+  modelOptions,
+  loadMessages,
+} from './store.js';
+import { renderMarkdown } from './markdown.js';
+import { Diff } from './diff.jsx';
+
+function ago(ms) {
+  if (!ms) return '';
+  const s = Math.max(0, (Date.now() - ms) / 1000);
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return new Date(ms).toLocaleDateString();
+}
+
+export function SessionList({ activeID }) {
+  const [q, setQ] = useState('');
+  const needle = q.trim().toLowerCase();
+  const list = Object.values(state.sessions)
+    .filter((s) => !needle || (s.title || '').toLowerCase().includes(needle) || s.id.toLowerCase().includes(needle))
+    .sort((a, b) => (b.time?.updated || b.time?.created || 0) - (a.time?.updated || a.time?.created || 0));
+  const create = async () => {
+    try {
+      const s = await createSession();
+      navigate(`#/session/${s.id}`);
+    } catch (e) {
+      reportError(e);
+    }
+  };
+  return (
+    <aside class="sidebar">
+      <div class="sidebar-top">
+        <input type="search" placeholder="Search sessions" value={q} onInput={(e) => setQ(e.currentTarget.value)} aria-label="Search sessions" />
+        <button class="primary" onClick={create} title="New session" data-testid="new-session">
+          + New
+        </button>
+      </div>
+      <ul class="session-list" data-testid="session-list">
+        {list.map((s) => {
+          const busy = state.status[s.id] && state.status[s.id].type !== 'idle';
+          const waiting = Object.values(state.permissions).some((p) => p.sessionID === s.id) || Object.values(state.questions).some((p) => p.sessionID === s.id);
+          return (
+            <li key={s.id} class={s.id === activeID ? 'active' : ''}>
+              <a href={`#/session/${s.id}`}>
+                <span class="title">{s.title || 'Untitled'}</span>
+                <span class="meta">
+                  {waiting && <span class="dot warn" title="Waiting for you" />}
+                  {busy && <span class="dot busy" title="Working" />}
+                  {ago(s.time?.updated || s.time?.created)}
+                </span>
+              </a>
+            </li>
+          );
+        })}
+        {list.length === 0 && <li class="empty muted">{needle ? 'No session matches.' : 'No sessions yet.'}</li>}
+      </ul>
+    </aside>
+  );
+}
+
+export function SessionView({ id }) {
+  const s = state.sessions[id];
+  const m = state.messages[id];
+  useEffect(() => {
+    loadMessages(id);
+  }, [id]);
+  const [editing, setEditing] = useState(false);
+  const status = state.status[id];
+  const busy = status && status.type !== 'idle';
+  const msgs = m ? Object.values(m.byId).sort((a, b) => (a.info.id < b.info.id ? -1 : 1)) : [];
+  const err = state.sessionErrors[id];
+  const scroller = useRef(null);
+  const stick = useRef(true);
+  useEffect(() => {
+    const el = scroller.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  });
+  const onScroll = (e) => {
+    const el = e.currentTarget;
+    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+  };
+  const rename = async (title) => {
+    setEditing(false);
+    if (title && title !== s?.title) await renameSession(id, title).catch(reportError);
+  };
+  const fork = async () => {
+    try {
+      const f = await forkSession(id);
+      navigate(`#/session/${f.id}`);
+    } catch (e) {
+      reportError(e);
+    }
+  };
+  const remove = async () => {
+    if (!confirm(`Delete “${s?.title || id}”? This cannot be undone.`)) return;
+    try {
+      await deleteSession(id);
+      navigate('#/');
+    } catch (e) {
+      reportError(e);
+    }
+  };
+  return (
+    <div class="session">
+      <div class="session-head">
+        <a class="back" href="#/" aria-label="All sessions">
+          ‹
+        </a>
+        {editing ? (
+          <input
+            class="rename"
+            autoFocus
+            defaultValue={s?.title || ''}
+            aria-label="Session title"
+            onKeyDown={(e) => {
+              if (e.key === 'Enter') rename(e.currentTarget.value.trim());
+              if (e.key === 'Escape') setEditing(false);
+            }}
+            onBlur={(e) => rename(e.currentTarget.value.trim())}
+          />
+        ) : (
+          <h2 title="Click to rename" onClick={() => setEditing(true)} data-testid="session-title">
+            {s?.title || 'Untitled'}
+          </h2>
+        )}
+        <span class="spacer" />
+        {busy && (
+          <span class="working">
+            <span class="spinner" /> <span class="label">{status.type === 'retry' ? `retrying${status.message ? ': ' + status.message : ''}` : 'working'}</span>
+          </span>
+        )}
+        <button class="ghost rename-btn" onClick={() => setEditing(true)} title="Rename">
+          Rename
+        </button>
+        <button class="ghost" onClick={fork} title="Fork this session">
+          Fork
+        </button>
+        <button class="ghost danger" onClick={remove} title="Delete this session">
+          Delete
+        </button>
+      </div>
+      <div class="conversation" ref={scroller} onScroll={onScroll} data-testid="conversation">
+        {m && !m.loaded && msgs.length === 0 && <div class="muted center">Loading…</div>}
+        {m?.loaded && msgs.length === 0 && <Empty />}
+        {msgs.map((msg, i) => (
+          <Message key={msg.info.id} msg={msg} last={i === msgs.length - 1 || msgs[i + 1].info.role === 'user'} />
+        ))}
+        {err && <ErrorBox error={err} />}
+        <Todos list={state.todos[id]} />
+      </div>
+      <Composer sessionID={id} busy={busy} />
+    </div>
+  );
+}
+
+function Empty() {
+  return (
+    <div class="empty-convo muted">
+      <p>Send a message to start. With the offline demo model, try:</p>
+      <ul>
+        <li>
+          <code>run: echo hi</code> — runs a command after you approve it
+        </li>
+        <li>
+          <code>ask: Which DB? | Postgres | SQLite</code> — asks you a question
+        </li>
+        <li>
+          <code>read: README.md</code> — reads a file
+        </li>
+      </ul>
+    </div>
+  );
+}
+
+function errorText(e) {
+  if (!e) return '';
+  return e.data?.message || e.message || e.name || JSON.stringify(e);
+}
+
+function ErrorBox({ error }) {
+  if (error?.name === 'MessageAbortedError') return <div class="notice muted">Aborted.</div>;
+  return (
+    <div class="error-box" role="alert">
+      <strong>{error?.name || 'Error'}</strong> {errorText(error)}
+    </div>
+  );
+}
+
+function Todos({ list }) {
+  if (!list || !list.length) return null;
+  return (
+    <div class="todos">
+      <div class="muted small">Plan</div>
+      {list.map((t, i) => (
+        <div key={i} class={'todo ' + t.status}>
+          <span>{t.status === 'completed' ? '☑' : t.status === 'in_progress' ? '◐' : '☐'}</span> {t.content}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function Message({ msg, last }) {
+  const { info, parts } = msg;
+  if (info.role === 'user') {
+    const text = parts
+      .filter((p) => p.type === 'text' && !p.synthetic)
+      .map((p) => p.text)
+      .join('\n');
+    return (
+      <div class="msg user" data-testid="msg-user">
+        <div class="bubble">{text}</div>
+      </div>
+    );
+  }
+  return (
+    <div class="msg assistant" data-testid="msg-assistant">
+      {parts.map((p) => (
+        <Part key={p.id} part={p} />
+      ))}
+      {info.error && <ErrorBox error={info.error} />}
+      {last && info.modelID && info.time?.completed && (
+        <div class="msg-foot muted small">
+          {info.agent || info.mode} · {info.modelID}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function Part({ part }) {
+  switch (part.type) {
+    case 'text':
+      if (part.synthetic || part.ignored) return null;
+      return <div class="md" dangerouslySetInnerHTML={{ __html: renderMarkdown(part.text || '') }} />;
+    case 'reasoning':
+      if (!part.text) return null;
+      return (
+        <details class="reasoning">
+          <summary>Thinking</summary>
+          <div class="pre">{part.text}</div>
+        </details>
+      );
+    case 'tool':
+      return <ToolCall part={part} />;
+    case 'file':
+      return <div class="file-part">📎 {part.filename || part.url}</div>;
+    case 'patch':
+      return <div class="muted small">Changed {(part.files || []).join(', ')}</div>;
+    default:
+      return null;
+  }
+}
+
+const stateIcon = { pending: '○', running: '', completed: '✓', error: '✕' };
+
+function summarize(tool, input) {
+  if (!input) return '';
+  if (input.command) return input.command;
+  if (Array.isArray(input.questions)) return input.questions.map((q) => q.question).join(' · ');
+  if (input.filePath || input.filepath || input.path) return input.filePath || input.filepath || input.path;
+  if (input.pattern) return input.pattern;
+  if (input.url) return input.url;
+  const s = JSON.stringify(input);
+  return s === '{}' ? '' : s.length > 120 ? s.slice(0, 117) + '…' : s;
+}
+
+function ToolCall({ part }) {
+  const st = part.state || { status: 'pending' };
+  const input = st.input || {};
+  const md = st.metadata || {};
+  const waiting = Object.values(state.permissions).find((p) => p.tool?.callID === part.callID);
+  const isBash = part.tool === 'bash';
+  const output = st.status === 'completed' ? st.output : md.output;
+  const diff = md.diff;
+  const [open, setOpen] = useState(isBash || !!diff);
+  const outRef = useRef(null);
+  useEffect(() => {
+    if (outRef.current) outRef.current.scrollTop = outRef.current.scrollHeight;
+  });
+  const openPending = () => {
+    state.pendingOpen = true;
+    state.pendingCurrent = waiting.id;
+    changed();
+  };
+  return (
+    <div class={'tool ' + st.status} data-testid="tool" data-tool={part.tool} data-status={st.status}>
+      <div class="tool-head" onClick={() => setOpen(!open)}>
+        <span class={'state ' + st.status} aria-label={st.status}>
+          {st.status === 'running' ? <span class="spinner" /> : stateIcon[st.status]}
+        </span>
+        <span class="tool-name">{part.tool}</span>
+        <span class="tool-title">{st.title && st.title !== part.tool ? st.title : summarize(part.tool, input)}</span>
+        {waiting && (
+          <button
+            class="waiting"
+            onClick={(e) => {
+              e.stopPropagation();
+              openPending();
+            }}
+          >
+            waiting for approval
+          </button>
+        )}
+      </div>
+      {open && (
+        <div class="tool-body">
+          {isBash && input.command && <pre class="command">$ {input.command}</pre>}
+          {diff && <Diff text={diff} />}
+          {!isBash && !diff && Object.keys(input).length > 0 && <pre class="meta">{JSON.stringify(input, null, 2)}</pre>}
+          {output && (
+            <pre class="output" ref={outRef} data-testid="tool-output">
+              {output}
+            </pre>
+          )}
+          {st.status === 'error' && (
+            <div class="error-box" role="alert">
+              {st.error}
+            </div>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
+
+export function Composer({ sessionID, busy }) {
+  const [text, setText] = useState('');
+  const [sending, setSending] = useState(false);
+  const c = state.composer;
+  const models = modelOptions();
+  const send = async () => {
+    const t = text.trim();
+    if (!t || sending) return;
+    setSending(true);
+    try {
+      let sid = sessionID;
+      if (!sid) {
+        const s = await createSession();
+        sid = s.id;
+        navigate(`#/session/${sid}`);
+      }
+      await sendPrompt(sid, t);
+      setText('');
+    } catch (e) {
+      reportError(e);
+    } finally {
+      setSending(false);
+    }
+  };
+  return (
+    <form
+      class="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        send();
+      }}
+    >
+      <textarea
+        rows={2}
+        placeholder="Message the agent… (Enter to send, Shift+Enter for a new line)"
+        value={text}
+        onInput={(e) => setText(e.currentTarget.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+            e.preventDefault();
+            send();
+          }
+        }}
+        aria-label="Message"
+        data-testid="composer-input"
+      />
+      <div class="composer-bar">
+        <select
+          value={c.agent}
+          onChange={(e) => {
+            c.agent = e.currentTarget.value;
+            changed();
+          }}
+          aria-label="Agent"
+        >
+          {state.agents.map((a) => (
+            <option key={a.name} value={a.name}>
+              {a.name}
+            </option>
+          ))}
+        </select>
+        <select
+          value={c.model}
+          onChange={(e) => {
+            c.model = e.currentTarget.value;
+            changed();
+          }}
+          aria-label="Model"
+          class="model"
+        >
+          {[...new Set(models.map((m) => m.group))].map((g) => (
+            <optgroup key={g} label={g}>
+              {models
+                .filter((m) => m.group === g)
+                .map((m) => (
+                  <option key={m.value} value={m.value}>
+                    {m.label}
+                  </option>
+                ))}
+            </optgroup>
+          ))}
+        </select>
+        <span class="spacer" />
+        {busy && sessionID && (
+          <button type="button" class="danger" onClick={() => abortSession(sessionID).catch(reportError)} data-testid="abort">
+            Abort
+          </button>
+        )}
+        <button class="primary" type="submit" disabled={sending || !text.trim()} data-testid="send">
+          Send
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,570 @@
+// One mutable state tree, one SSE connection, and the actions that change
+// them. Components re-render from `state` when `version` moves; updates are
+// batched per animation frame so streaming deltas stay cheap.
+import { useEffect, useState } from 'preact/hooks';
+import { api, get, post, patch, del, enc, onUnauthorized, ApiError } from './api.js';
+
+export const state = {
+  auth: 'unknown', // unknown | ok | login
+  conn: 'connecting', // connecting | live | reconnecting | offline | stopped
+  sessions: {},
+  status: {},
+  messages: {}, // sessionID -> { byId: {id: {info, parts: []}}, loaded }
+  todos: {},
+  sessionErrors: {},
+  permissions: {},
+  questions: {},
+  elicitations: {},
+  ptys: {},
+  mcp: {},
+  mcpTools: null, // string[] of tool IDs, null when the server has no tool list
+  agents: [],
+  providers: { providers: [], default: {} },
+  toasts: [],
+  pendingOpen: false,
+  pendingCurrent: null,
+  answeredHere: new Set(),
+  route: parseRoute(),
+  composer: { agent: '', model: '' },
+};
+
+let version = 0;
+const listeners = new Set();
+let scheduled = false;
+
+export function changed() {
+  if (scheduled) return;
+  scheduled = true;
+  const flush = () => {
+    scheduled = false;
+    version++;
+    for (const l of listeners) l(version);
+  };
+  if (typeof requestAnimationFrame === 'function' && !document.hidden) requestAnimationFrame(flush);
+  else setTimeout(flush, 0);
+}
+
+/** Subscribes the calling component to every state change. */
+export function useStore() {
+  const [, set] = useState(0);
+  useEffect(() => {
+    listeners.add(set);
+    return () => listeners.delete(set);
+  }, []);
+  return state;
+}
+
+// ---------- routing (hash based: the server owns every other path) ----------
+
+function parseRoute() {
+  const h = (typeof location !== 'undefined' ? location.hash : '').replace(/^#\/?/, '');
+  const [path, query] = h.split('?');
+  const [view, id] = path.split('/');
+  if (view === 'login') return { view: 'sessions', expired: /(^|&)expired=1/.test(query || '') };
+  if (view === 'session' && id) return { view: 'session', id };
+  if (view === 'terminal') return { view: 'terminal', id: id || null };
+  if (view === 'mcp') return { view: 'mcp' };
+  return { view: 'sessions' };
+}
+
+if (typeof window !== 'undefined') {
+  window.addEventListener('hashchange', () => {
+    state.route = parseRoute();
+    if (state.route.view === 'session') loadMessages(state.route.id);
+    changed();
+  });
+}
+
+export function navigate(hash) {
+  if (location.hash !== hash) location.hash = hash;
+}
+
+// ---------- toasts ----------
+
+let toastSeq = 0;
+export function toast(text, kind = 'info', ms = 6000) {
+  const t = { id: ++toastSeq, text, kind };
+  state.toasts.push(t);
+  changed();
+  setTimeout(() => dismissToast(t.id), ms);
+}
+export function dismissToast(id) {
+  state.toasts = state.toasts.filter((t) => t.id !== id);
+  changed();
+}
+
+export function reportError(e) {
+  if ((e instanceof ApiError && e.status === 401) || e.quiet) return;
+  toast(e.message || String(e), 'error');
+}
+
+// ---------- loading ----------
+
+onUnauthorized(() => {
+  if (state.auth !== 'login') {
+    state.auth = 'login';
+    closeEvents();
+    changed();
+  }
+});
+
+const byId = (list) => Object.fromEntries((list || []).map((x) => [x.id, x]));
+
+async function optional(path, fallback) {
+  try {
+    return await get(path);
+  } catch (e) {
+    if (e.status === 401) throw e;
+    return fallback;
+  }
+}
+
+/** Refetches everything the UI shows: at start and after a `resync`. */
+export async function loadAll() {
+  const [sessions, status, perms, questions, elic, agents, providers, ptys, mcp] = await Promise.all([
+    get('/session'),
+    optional('/session/status', {}),
+    optional('/permission', []),
+    optional('/question', []),
+    optional('/mcp/elicitation', []),
+    optional('/agent', []),
+    optional('/config/providers', { providers: [], default: {} }),
+    optional('/pty', []),
+    optional('/mcp', {}),
+  ]);
+  state.auth = 'ok';
+  state.sessions = byId(sessions);
+  state.status = status || {};
+  state.permissions = byId(perms);
+  state.questions = byId(questions);
+  state.elicitations = byId(elic);
+  state.agents = (agents || []).filter((a) => a.mode !== 'subagent' && !a.hidden);
+  state.providers = providers || { providers: [], default: {} };
+  state.ptys = byId(ptys);
+  state.mcp = mcp || {};
+  pickComposerDefaults();
+  if (pendingList().length) state.pendingOpen = true;
+  const cur = state.route.view === 'session' ? state.route.id : null;
+  for (const sid of Object.keys(state.messages)) if (sid !== cur) delete state.messages[sid];
+  if (cur) await loadMessages(cur, true);
+  loadMcpTools();
+  changed();
+}
+
+function pickComposerDefaults() {
+  const c = state.composer;
+  if (!c.agent || !state.agents.some((a) => a.name === c.agent)) {
+    c.agent = (state.agents.find((a) => a.name === 'build') || state.agents[0] || {}).name || '';
+  }
+  const models = modelOptions();
+  if (!c.model || !models.some((m) => m.value === c.model)) {
+    const d = state.providers.default || {};
+    const pid = Object.keys(d)[0];
+    c.model = pid ? `${pid}/${d[pid]}` : models[0]?.value || '';
+  }
+}
+
+/** Every model of every configured provider, as "providerID/modelID", grouped by provider. */
+export function modelOptions() {
+  const out = [];
+  for (const p of state.providers.providers || []) {
+    const models = p.models || {};
+    for (const [id, m] of Object.entries(models)) {
+      out.push({ value: `${p.id}/${id}`, label: m.name || id, group: p.name || p.id });
+    }
+  }
+  return out;
+}
+
+export async function loadMessages(sessionID, force) {
+  if (!sessionID) return;
+  if (state.messages[sessionID]?.loaded && !force) return;
+  try {
+    const [list, session] = await Promise.all([
+      get(`/session/${enc(sessionID)}/message`),
+      state.sessions[sessionID] ? null : get(`/session/${enc(sessionID)}`),
+    ]);
+    if (session) state.sessions[session.id] = session;
+    const m = { byId: {}, loaded: true };
+    for (const item of list || []) m.byId[item.info.id] = { info: item.info, parts: item.parts || [] };
+    state.messages[sessionID] = m;
+    changed();
+  } catch (e) {
+    if (e.status === 404) {
+      toast('Session not found', 'error');
+      navigate('#/');
+    } else reportError(e);
+  }
+}
+
+export async function loadMcpTools() {
+  try {
+    const ids = await get('/experimental/tool/ids');
+    state.mcpTools = Array.isArray(ids) ? ids : null;
+  } catch {
+    state.mcpTools = null;
+  }
+  changed();
+}
+
+// ---------- SSE ----------
+
+let es = null;
+let lastFrame = 0;
+let watchdog = null;
+let retryTimer = null;
+let retryDelay = 1000;
+let freshConnection = true;
+
+export function openEvents() {
+  closeEvents();
+  freshConnection = true;
+  state.conn = state.conn === 'live' ? 'reconnecting' : 'connecting';
+  es = new EventSource('/event');
+  es.onmessage = (ev) => {
+    lastFrame = Date.now();
+    let msg;
+    try {
+      msg = JSON.parse(ev.data);
+    } catch {
+      return;
+    }
+    handleEvent(msg);
+  };
+  es.onerror = () => {
+    if (!es) return;
+    if (es.readyState === EventSource.CLOSED) {
+      // The browser gave up (e.g. a 401 or a server restart): check auth and retry ourselves.
+      scheduleReconnect();
+    } else {
+      state.conn = 'reconnecting';
+      changed();
+    }
+  };
+  lastFrame = Date.now();
+  watchdog = setInterval(() => {
+    // Heartbeats come every 10 s; silence for 30 s means a dead connection.
+    if (Date.now() - lastFrame > 30000) scheduleReconnect();
+  }, 5000);
+  changed();
+}
+
+export function closeEvents() {
+  if (es) {
+    es.onmessage = es.onerror = null;
+    es.close();
+    es = null;
+  }
+  clearInterval(watchdog);
+  clearTimeout(retryTimer);
+}
+
+function scheduleReconnect() {
+  closeEvents();
+  if (state.conn !== 'stopped') state.conn = 'offline';
+  changed();
+  retryTimer = setTimeout(async () => {
+    try {
+      await get('/session/status');
+      retryDelay = 1000;
+      openEvents();
+    } catch (e) {
+      if (e.status === 401) return;
+      retryDelay = Math.min(retryDelay * 2, 15000);
+      scheduleReconnect();
+    }
+  }, retryDelay);
+}
+
+function msgStore(sessionID) {
+  let m = state.messages[sessionID];
+  if (!m) {
+    // Only keep messages for sessions that are open; others load on demand.
+    if (state.route.view !== 'session' || state.route.id !== sessionID) return null;
+    m = state.messages[sessionID] = { byId: {}, loaded: false };
+  }
+  return m;
+}
+
+function upsertPart(part) {
+  const m = msgStore(part.sessionID);
+  if (!m) return;
+  let msg = m.byId[part.messageID];
+  if (!msg) msg = m.byId[part.messageID] = { info: { id: part.messageID, sessionID: part.sessionID, role: 'assistant', time: {} }, parts: [] };
+  const i = msg.parts.findIndex((p) => p.id === part.id);
+  if (i >= 0) msg.parts[i] = part;
+  else {
+    msg.parts.push(part);
+    msg.parts.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+}
+
+function noteAnsweredElsewhere(id, what) {
+  if (state.answeredHere.has(id)) {
+    state.answeredHere.delete(id);
+    return;
+  }
+  toast(`${what} was answered in another client.`, 'info');
+}
+
+export function handleEvent(msg) {
+  const p = msg.properties || {};
+  switch (msg.type) {
+    case 'server.connected':
+      state.conn = 'live';
+      retryDelay = 1000;
+      if (p.resync || freshConnection) {
+        freshConnection = false;
+        loadAll().catch(reportError);
+      }
+      break;
+    case 'server.heartbeat':
+      break;
+    case 'server.shutdown':
+      state.conn = 'stopped';
+      toast('The server is shutting down.', 'error');
+      scheduleReconnect();
+      break;
+    case 'session.created':
+    case 'session.updated':
+      if (p.info) state.sessions[p.info.id] = p.info;
+      break;
+    case 'session.deleted': {
+      const sid = p.info?.id || p.sessionID;
+      delete state.sessions[sid];
+      delete state.messages[sid];
+      if (state.route.view === 'session' && state.route.id === sid) navigate('#/');
+      break;
+    }
+    case 'session.status':
+      if (p.status?.type === 'idle') delete state.status[p.sessionID];
+      else state.status[p.sessionID] = p.status;
+      break;
+    case 'session.idle':
+      delete state.status[p.sessionID];
+      break;
+    case 'session.error':
+      if (p.sessionID) state.sessionErrors[p.sessionID] = p.error || { data: { message: 'Unknown error' } };
+      break;
+    case 'message.updated': {
+      const info = p.info;
+      const m = info && msgStore(info.sessionID);
+      if (m) {
+        const cur = m.byId[info.id];
+        if (cur) cur.info = info;
+        else m.byId[info.id] = { info, parts: [] };
+        if (info.role === 'user') delete state.sessionErrors[info.sessionID];
+      }
+      break;
+    }
+    case 'message.removed': {
+      const m = state.messages[p.sessionID];
+      if (m) delete m.byId[p.messageID];
+      break;
+    }
+    case 'message.part.updated':
+      if (p.part) upsertPart(p.part);
+      break;
+    case 'message.part.delta': {
+      const m = state.messages[p.sessionID];
+      const part = m?.byId[p.messageID]?.parts.find((x) => x.id === p.partID);
+      if (part) part[p.field] = (part[p.field] || '') + p.delta;
+      break;
+    }
+    case 'message.part.removed': {
+      const msg = state.messages[p.sessionID]?.byId[p.messageID];
+      if (msg) msg.parts = msg.parts.filter((x) => x.id !== p.partID);
+      break;
+    }
+    case 'todo.updated':
+      state.todos[p.sessionID] = p.todos;
+      break;
+    case 'permission.asked':
+      state.permissions[p.id] = p;
+      state.pendingOpen = true;
+      break;
+    case 'permission.replied':
+      if (state.permissions[p.requestID]) {
+        delete state.permissions[p.requestID];
+        noteAnsweredElsewhere(p.requestID, `Permission (${p.reply})`);
+      }
+      break;
+    case 'question.asked':
+      state.questions[p.id] = p;
+      state.pendingOpen = true;
+      break;
+    case 'question.replied':
+    case 'question.rejected':
+      if (state.questions[p.requestID]) {
+        delete state.questions[p.requestID];
+        noteAnsweredElsewhere(p.requestID, 'A question');
+      }
+      break;
+    case 'mcp.elicitation.asked': {
+      const e = p.elicitation || p;
+      state.elicitations[e.id] = e;
+      state.pendingOpen = true;
+      break;
+    }
+    case 'mcp.elicitation.replied':
+      if (state.elicitations[p.id]) {
+        delete state.elicitations[p.id];
+        noteAnsweredElsewhere(p.id, `A form from MCP (${p.action})`);
+      }
+      break;
+    case 'mcp.elicitation.completed':
+      if (state.elicitations[p.id]) {
+        delete state.elicitations[p.id];
+        state.answeredHere.delete(p.id);
+        toast('The MCP server reports the request as completed.', 'info');
+      }
+      break;
+    case 'pty.created':
+    case 'pty.updated':
+      if (p.info) state.ptys[p.info.id] = p.info;
+      break;
+    case 'pty.exited':
+      if (state.ptys[p.id]) state.ptys[p.id] = { ...state.ptys[p.id], status: 'exited', exitCode: p.exitCode };
+      break;
+    case 'pty.deleted':
+      delete state.ptys[p.id];
+      break;
+    case 'mcp.status.changed':
+      if (p.name) state.mcp[p.name] = p.status;
+      break;
+    case 'mcp.tools.changed':
+      loadMcpTools();
+      break;
+    default:
+      return;
+  }
+  changed();
+}
+
+// ---------- pending ----------
+
+/** Everything waiting for a human, oldest first. */
+export function pendingList() {
+  const all = [
+    ...Object.values(state.permissions).map((x) => ({ kind: 'permission', id: x.id, item: x })),
+    ...Object.values(state.questions).map((x) => ({ kind: 'question', id: x.id, item: x })),
+    ...Object.values(state.elicitations).map((x) => ({ kind: 'elicitation', id: x.id, item: x })),
+  ];
+  return all.sort((a, b) => (a.id.slice(4) < b.id.slice(4) ? -1 : 1));
+}
+
+function settled(id, map) {
+  delete state[map][id];
+  changed();
+}
+
+async function reply(id, map, path, body, what) {
+  state.answeredHere.add(id);
+  try {
+    await post(path, body);
+    settled(id, map);
+    return true;
+  } catch (e) {
+    state.answeredHere.delete(id);
+    if (e.status === 409 || e.status === 404) {
+      const d = e.body?.data || {};
+      const r = d.reply;
+      const winner = typeof r === 'string' ? r : r?.reply || r?.action || (r?.answers ? 'answered' : '') || d.cause;
+      toast(`${what} was already answered in another client${winner ? ` (${winner})` : ''}.`, 'info');
+      settled(id, map);
+      return true;
+    }
+    throw e;
+  }
+}
+
+export const replyPermission = (id, replyKind, message) =>
+  reply(id, 'permissions', `/permission/${enc(id)}/reply`, message ? { reply: replyKind, message } : { reply: replyKind }, 'This permission');
+
+export const replyQuestion = (id, answers) => reply(id, 'questions', `/question/${enc(id)}/reply`, { answers }, 'This question');
+
+export const rejectQuestion = (id) => reply(id, 'questions', `/question/${enc(id)}/reject`, {}, 'This question');
+
+export const replyElicitation = (id, action, content) =>
+  reply(id, 'elicitations', `/mcp/elicitation/${enc(id)}/reply`, content ? { action, content } : { action }, 'This form');
+
+// ---------- sessions ----------
+
+export async function createSession(title) {
+  const s = await post('/session', title ? { title } : {});
+  state.sessions[s.id] = s;
+  state.messages[s.id] = { byId: {}, loaded: true };
+  changed();
+  return s;
+}
+
+export async function renameSession(id, title) {
+  const s = await patch(`/session/${enc(id)}`, { title });
+  if (s?.id) state.sessions[s.id] = s;
+  changed();
+}
+
+export async function forkSession(id) {
+  const s = await post(`/session/${enc(id)}/fork`, {});
+  if (s?.id) state.sessions[s.id] = s;
+  changed();
+  return s;
+}
+
+export async function deleteSession(id) {
+  await del(`/session/${enc(id)}`);
+  delete state.sessions[id];
+  delete state.messages[id];
+  changed();
+}
+
+export async function sendPrompt(sessionID, text) {
+  const body = { parts: [{ type: 'text', text }] };
+  const c = state.composer;
+  if (c.agent) body.agent = c.agent;
+  if (c.model) {
+    const i = c.model.indexOf('/');
+    body.model = { providerID: c.model.slice(0, i), modelID: c.model.slice(i + 1) };
+  }
+  delete state.sessionErrors[sessionID];
+  await post(`/session/${enc(sessionID)}/prompt_async`, body);
+}
+
+export const abortSession = (id) => post(`/session/${enc(id)}/abort`, {});
+
+// ---------- auth ----------
+
+export async function login(username, password) {
+  const body = { password };
+  if (username) body.username = username;
+  await api('POST', '/auth/login', body);
+  state.auth = 'ok';
+  state.route = { view: 'sessions' };
+  if (location.hash.startsWith('#/login')) navigate('#/');
+  openEvents();
+}
+
+export async function logout() {
+  try {
+    await post('/auth/logout', {});
+  } finally {
+    closeEvents();
+    state.auth = 'login';
+    changed();
+  }
+}
+
+export async function start() {
+  try {
+    await get('/session/status');
+    state.auth = 'ok';
+    openEvents();
+  } catch (e) {
+    if (e.status !== 401) {
+      state.auth = 'ok';
+      state.conn = 'offline';
+      scheduleReconnect();
+    }
+  }
+  changed();
+}

@@ -1,0 +1,213 @@
+// Shells over the PTY WebSocket. Each tab keeps its xterm and its byte
+// cursor, so a dropped connection resumes exactly where it stopped.
+import { useEffect, useRef } from 'preact/hooks';
+import { Terminal } from '@xterm/xterm';
+import { FitAddon } from '@xterm/addon-fit';
+import '@xterm/xterm/css/xterm.css';
+import { state, changed, navigate, reportError } from './store.js';
+import { post, put, del, enc } from './api.js';
+
+const encoder = new TextEncoder();
+
+function theme() {
+  const dark = matchMedia('(prefers-color-scheme: dark)').matches;
+  return dark
+    ? { background: '#0d1117', foreground: '#d6dde6', cursor: '#d6dde6', selectionBackground: '#264f78' }
+    : { background: '#ffffff', foreground: '#1f2328', cursor: '#1f2328', selectionBackground: '#b6d7ff' };
+}
+
+class TermSession {
+  constructor(id) {
+    this.id = id;
+    this.cursor = null; // byte offset of the next output byte we have not seen
+    this.disposed = false;
+    this.retry = 500;
+    this.el = document.createElement('div');
+    this.el.className = 'xterm-host';
+    this.term = new Terminal({ fontSize: 13, fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace', theme: theme(), scrollback: 5000, cursorBlink: true });
+    this.fit = new FitAddon();
+    this.term.loadAddon(this.fit);
+    this.opened = false;
+    this.term.onData((d) => {
+      if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(d);
+    });
+    this.connect();
+  }
+
+  attach(parent) {
+    if (this.el.parentNode !== parent) parent.appendChild(this.el);
+    if (!this.opened) {
+      this.term.open(this.el);
+      this.opened = true;
+    }
+    this.resize();
+  }
+
+  resize() {
+    if (!this.opened || !this.el.offsetWidth || !this.el.offsetHeight) return;
+    try {
+      this.fit.fit();
+    } catch {
+      return;
+    }
+    const { rows, cols } = this.term;
+    if (rows === this.rows && cols === this.cols) return;
+    this.rows = rows;
+    this.cols = cols;
+    clearTimeout(this.resizeTimer);
+    this.resizeTimer = setTimeout(() => {
+      put(`/pty/${enc(this.id)}`, { size: { rows, cols } }).catch(() => {});
+    }, 150);
+  }
+
+  connect() {
+    if (this.disposed) return;
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const q = this.cursor === null ? '' : `?cursor=${this.cursor}`;
+    const ws = new WebSocket(`${proto}//${location.host}/pty/${enc(this.id)}/connect${q}`);
+    ws.binaryType = 'arraybuffer';
+    this.ws = ws;
+    let live = false;
+    ws.onopen = () => {
+      this.retry = 500;
+      this.setStatus('connected');
+    };
+    ws.onmessage = (ev) => {
+      if (typeof ev.data === 'string') {
+        this.term.write(ev.data);
+        if (live && this.cursor !== null) this.cursor += encoder.encode(ev.data).length;
+        return;
+      }
+      const bytes = new Uint8Array(ev.data);
+      if (bytes[0] === 0) {
+        try {
+          const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(1)));
+          if (typeof meta.cursor === 'number') this.cursor = meta.cursor;
+          live = true;
+        } catch {
+          /* not a control frame */
+        }
+      } else {
+        this.term.write(bytes);
+        if (live && this.cursor !== null) this.cursor += bytes.length;
+      }
+    };
+    ws.onclose = (ev) => {
+      if (this.ws !== ws || this.disposed) return;
+      const pty = state.ptys[this.id];
+      if (ev.code === 1000 || ev.code === 4404 || !pty || pty.status === 'exited') {
+        this.setStatus('closed');
+        this.term.write('\r\n\x1b[2m[process exited]\x1b[0m\r\n');
+        return;
+      }
+      this.setStatus('reconnecting');
+      setTimeout(() => this.connect(), this.retry);
+      this.retry = Math.min(this.retry * 2, 8000);
+    };
+  }
+
+  setStatus(s) {
+    this.status = s;
+    changed();
+  }
+
+  dispose() {
+    this.disposed = true;
+    if (this.ws) this.ws.close();
+    this.term.dispose();
+    this.el.remove();
+  }
+}
+
+const sessions = new Map();
+
+function termFor(id) {
+  let t = sessions.get(id);
+  if (!t) {
+    t = new TermSession(id);
+    sessions.set(id, t);
+  }
+  return t;
+}
+
+export async function newTerminal() {
+  try {
+    const pty = await post('/pty', {});
+    state.ptys[pty.id] = pty;
+    changed();
+    navigate(`#/terminal/${pty.id}`);
+  } catch (e) {
+    reportError(e);
+  }
+}
+
+async function closeTerminal(id) {
+  try {
+    await del(`/pty/${enc(id)}`);
+  } catch (e) {
+    if (e.status !== 404) reportError(e);
+  }
+  delete state.ptys[id];
+  const t = sessions.get(id);
+  if (t) t.dispose();
+  sessions.delete(id);
+  changed();
+}
+
+export function TerminalView({ visible, activeID }) {
+  const host = useRef(null);
+  const ptys = Object.values(state.ptys).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const active = ptys.find((p) => p.id === activeID) || ptys[0];
+  // Forget terminals whose PTY is gone.
+  for (const id of [...sessions.keys()]) {
+    if (!state.ptys[id]) {
+      sessions.get(id).dispose();
+      sessions.delete(id);
+    }
+  }
+  useEffect(() => {
+    if (!visible || !active || !host.current) return;
+    const t = termFor(active.id);
+    for (const other of sessions.values()) if (other !== t) other.el.style.display = 'none';
+    t.el.style.display = '';
+    t.attach(host.current);
+    t.term.focus();
+    const ro = new ResizeObserver(() => t.resize());
+    ro.observe(host.current);
+    return () => ro.disconnect();
+  }, [visible, active?.id]);
+  return (
+    <div class="terminal-view" style={{ display: visible ? '' : 'none' }}>
+      <div class="tabs" role="tablist">
+        {ptys.map((p, i) => {
+          const t = sessions.get(p.id);
+          return (
+            <div key={p.id} class={'tab' + (active && p.id === active.id ? ' active' : '')} role="tab" aria-selected={active && p.id === active.id} data-conn={t?.status || 'new'}>
+              <a href={`#/terminal/${p.id}`}>
+                <span class={'dot ' + (p.status === 'exited' ? 'off' : t?.status === 'reconnecting' ? 'warn' : 'ok')} />
+                {p.title || `Terminal ${i + 1}`}
+              </a>
+              <button class="ghost" aria-label="Close terminal" onClick={() => closeTerminal(p.id)}>
+                ✕
+              </button>
+            </div>
+          );
+        })}
+        <button class="ghost" onClick={newTerminal} data-testid="new-terminal">
+          + Terminal
+        </button>
+      </div>
+      <div class="term-host" data-testid="terminal">
+        <div class="term-inner" ref={host} />
+        {!active && (
+          <div class="empty-convo muted">
+            <p>No terminal open.</p>
+            <button class="primary" onClick={newTerminal}>
+              Open a shell
+            </button>
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,22 @@
+import { defineConfig } from 'vite';
+
+// The build output is committed and CI rebuilds it to compare byte for byte,
+// so nothing here may depend on time, paths or the machine.
+export default defineConfig({
+  base: '/',
+  oxc: {
+    jsx: { runtime: 'automatic', importSource: 'preact' },
+  },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    sourcemap: false,
+    modulePreload: { polyfill: false },
+    assetsInlineLimit: 0,
+    chunkSizeWarningLimit: 1500,
+    reportCompressedSize: false,
+  },
+  server: {
+    proxy: {},
+  },
+});

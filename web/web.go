@@ -1,0 +1,128 @@
+// Package web serves the browser UI. Its built files (dist/) are committed
+// and embedded, so building tandem needs no Node; web/check-dist.sh proves the
+// committed files are what the sources build to.
+package web
+
+import (
+	"bytes"
+	"embed"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+//go:embed all:dist
+var dist embed.FS
+
+// contentTypes pins the types of what Vite emits, because mime.TypeByExtension
+// depends on the host's /etc/mime.types and an asset served as text/plain is
+// refused by browsers under nosniff.
+var contentTypes = map[string]string{
+	".js":    "text/javascript; charset=utf-8",
+	".mjs":   "text/javascript; charset=utf-8",
+	".css":   "text/css; charset=utf-8",
+	".svg":   "image/svg+xml",
+	".png":   "image/png",
+	".woff2": "font/woff2",
+	".woff":  "font/woff",
+	".ttf":   "font/ttf",
+	".json":  "application/json",
+	".wasm":  "application/wasm",
+	".html":  "text/html; charset=utf-8",
+}
+
+func contentType(name string) string {
+	ext := path.Ext(name)
+	if t, ok := contentTypes[ext]; ok {
+		return t
+	}
+	if t := mime.TypeByExtension(ext); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// Handler serves the UI at "/" (index.html) and "/assets/*" and nothing else,
+// since every other path belongs to the API. Mount it on exactly those paths.
+func Handler() http.Handler {
+	sub, err := fs.Sub(dist, "dist")
+	if err != nil {
+		panic("web: embedded dist is missing: " + err.Error())
+	}
+	index, err := fs.ReadFile(sub, "index.html")
+	if err != nil {
+		panic("web: embedded dist has no index.html; run npm ci && npm run build in web/")
+	}
+	return &handler{files: sub, index: index}
+}
+
+type handler struct {
+	files fs.FS
+	index []byte
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	setSecurityHeaders(w, r)
+	switch {
+	case r.URL.Path == "/" || r.URL.Path == "/index.html":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(h.index))
+	case strings.HasPrefix(r.URL.Path, "/assets/"):
+		h.serveAsset(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/")
+	if !fs.ValidPath(name) || strings.HasSuffix(name, "/") {
+		http.NotFound(w, r)
+		return
+	}
+	data, err := fs.ReadFile(h.files, name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", contentType(name))
+	// Asset names carry a content hash, so a name never changes meaning.
+	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
+}
+
+// setSecurityHeaders forbids inline scripts, foreign connections and framing.
+// Inline styles stay allowed because xterm.js sizes its rows with <style>
+// elements it creates at run time; scripts never are.
+func setSecurityHeaders(w http.ResponseWriter, r *http.Request) {
+	connect := "'self'"
+	if host := r.Host; host != "" && !strings.ContainsAny(host, " ;,'\"\t\r\n") {
+		connect += " ws://" + host + " wss://" + host
+	}
+	h := w.Header()
+	h.Set("Content-Security-Policy", strings.Join([]string{
+		"default-src 'self'",
+		"script-src 'self'",
+		"style-src 'self' 'unsafe-inline'",
+		"img-src 'self' data:",
+		"font-src 'self' data:",
+		"connect-src " + connect,
+		"object-src 'none'",
+		"base-uri 'none'",
+		"form-action 'self'",
+		"frame-ancestors 'none'",
+	}, "; "))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+}

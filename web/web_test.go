@@ -1,0 +1,111 @@
+package web
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func get(t *testing.T, srv *httptest.Server, path string) (*http.Response, string) {
+	t.Helper()
+	res, err := http.Get(srv.URL + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return res, string(body)
+}
+
+func TestHandlerServesIndexAndItsAssetsFromTheEmbeddedBuild(t *testing.T) {
+	srv := httptest.NewServer(Handler())
+	defer srv.Close()
+
+	res, index := get(t, srv, "/")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET / = %d", res.StatusCode)
+	}
+	for header, want := range map[string]string{
+		"Content-Type":           "text/html; charset=utf-8",
+		"Cache-Control":          "no-store",
+		"X-Content-Type-Options": "nosniff",
+	} {
+		if got := res.Header.Get(header); got != want {
+			t.Errorf("GET / %s = %q, want %q", header, got, want)
+		}
+	}
+	csp := res.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"script-src 'self'", "connect-src 'self' ws://" + strings.TrimPrefix(srv.URL, "http://"), "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe-eval") || strings.Contains(strings.Split(csp, "style-src")[0], "unsafe-inline") {
+		t.Errorf("CSP allows inline or eval'd scripts: %q", csp)
+	}
+	if regexp.MustCompile(`<script(?:\s[^>]*)?>\s*[^<\s]`).MatchString(index) {
+		t.Errorf("index.html has an inline script")
+	}
+
+	assets := regexp.MustCompile(`(?:src|href)="(/assets/[^"]+)"`).FindAllStringSubmatch(index, -1)
+	if len(assets) == 0 {
+		t.Fatalf("index.html references no assets:\n%s", index)
+	}
+	wantType := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
+	for _, m := range assets {
+		path := m[1]
+		t.Run("serves "+path, func(t *testing.T) {
+			res, body := get(t, srv, path)
+			if res.StatusCode != http.StatusOK || len(body) == 0 {
+				t.Fatalf("GET %s = %d with %d bytes", path, res.StatusCode, len(body))
+			}
+			if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "immutable") {
+				t.Errorf("Cache-Control = %q, want immutable", cc)
+			}
+			for ext, want := range wantType {
+				if strings.HasSuffix(path, ext) && res.Header.Get("Content-Type") != want {
+					t.Errorf("Content-Type = %q, want %q", res.Header.Get("Content-Type"), want)
+				}
+			}
+		})
+	}
+}
+
+func TestHandlerRefusesWhatIsNotTheUI(t *testing.T) {
+	srv := httptest.NewServer(Handler())
+	defer srv.Close()
+	for _, tc := range []struct {
+		name, path string
+		want       int
+	}{
+		{"an API path is not the UI's", "/session", http.StatusNotFound},
+		{"an unknown asset is missing", "/assets/nope.js", http.StatusNotFound},
+		{"the asset folder is not listed", "/assets/", http.StatusNotFound},
+		{"a path climbing out of assets is refused", "/assets/../index.html", http.StatusNotFound},
+		{"an encoded climb out of assets is refused", "/assets/%2e%2e/index.html", http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, _ := get(t, srv, tc.path)
+			if res.StatusCode != tc.want {
+				t.Errorf("GET %s = %d, want %d", tc.path, res.StatusCode, tc.want)
+			}
+		})
+	}
+
+	t.Run("a POST is not allowed", func(t *testing.T) {
+		res, err := http.Post(srv.URL+"/", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("POST / = %d, want 405", res.StatusCode)
+		}
+	})
+}
