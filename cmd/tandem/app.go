@@ -68,6 +68,7 @@ type Main struct {
 	generated   bool
 	statePath   string
 	unadvertise func()
+	stopMCP     func()
 }
 
 // services are the domain objects the routes serve; documentOnly builds the API without them.
@@ -160,7 +161,12 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		}
 	}
 	m.mcp = mcp.New(mcp.Options{Bus: m.bus, Directory: dir, Servers: servers, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
-	m.mcp.Start(ctx)
+	// MCP servers connect in the background so that a slow one never delays readiness; their
+	// status is visible at GET /mcp meanwhile.
+	mcpCtx, stopMCP := context.WithCancel(context.Background())
+	mcpStarted := make(chan struct{})
+	go func() { defer close(mcpStarted); m.mcp.Start(mcpCtx) }()
+	m.stopMCP = func() { stopMCP(); <-mcpStarted; _ = m.mcp.Close() }
 	m.ptys = pty.NewManager(pty.Options{Bus: m.bus, Logger: o.Logger})
 	builtins := tool.Builtins(tool.Options{})
 	allTools := func() []tool.Tool {
@@ -191,7 +197,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	})
 	if err != nil {
 		m.ptys.Close()
-		_ = m.mcp.Close()
+		m.stopMCP()
 		m.runtime.close()
 		m.db.Close()
 		return nil, err
@@ -332,7 +338,7 @@ func (m *Main) Close() error {
 	m.unadvertise()
 	m.sessions.Shutdown(ctx)
 	m.ptys.Close()
-	_ = m.mcp.Close()
+	m.stopMCP()
 	m.bus.Close()
 	err := m.srv.Shutdown(ctx)
 	m.runtime.close()

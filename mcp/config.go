@@ -1,0 +1,90 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"time"
+
+	"tandem/errs"
+)
+
+// Config is one MCP server's configuration in OpenCode's shape: McpLocalConfig
+// {"type":"local","command":[...],"cwd"?,"environment"?,"enabled"?,"timeout"?} or McpRemoteConfig
+// {"type":"remote","url":...,"headers"?,"oauth"?,"enabled"?,"timeout"?}.
+type Config struct {
+	Type        string            `json:"type"`
+	Command     []string          `json:"command,omitempty"`
+	Cwd         string            `json:"cwd,omitempty"`
+	Environment map[string]string `json:"environment,omitempty"`
+	URL         string            `json:"url,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	OAuth       json.RawMessage   `json:"oauth,omitempty"`
+	Enabled     *bool             `json:"enabled,omitempty"`
+	Timeout     int               `json:"timeout,omitempty"` // milliseconds
+}
+
+// defaultConnectTimeout bounds connecting and listing tools when the config names no timeout
+// (OpenCode's default is 5 s; npx may need longer on a cold cache, so tandem allows 30 s).
+const defaultConnectTimeout = 30 * time.Second
+
+// ParseConfig decodes and checks one server's configuration. Problems are Invalid errors naming the
+// field under prefix (e.g. "config.command").
+func ParseConfig(prefix string, raw json.RawMessage) (Config, error) {
+	var c Config
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, errs.E(errs.Invalid, "%s: %v", prefix, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	switch c.Type {
+	case "local":
+		if len(c.Command) == 0 || strings.TrimSpace(c.Command[0]) == "" {
+			return Config{}, errs.E(errs.Invalid, "%s.command: a local server needs a command to run", prefix)
+		}
+		if c.URL != "" || len(c.Headers) > 0 {
+			return Config{}, errs.E(errs.Invalid, "%s: url and headers belong to remote servers", prefix)
+		}
+	case "remote":
+		u, err := url.Parse(c.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return Config{}, errs.E(errs.Invalid, "%s.url: must be an http or https URL, got %q", prefix, c.URL)
+		}
+		if len(c.Command) > 0 || c.Cwd != "" || len(c.Environment) > 0 {
+			return Config{}, errs.E(errs.Invalid, "%s: command, cwd and environment belong to local servers", prefix)
+		}
+	case "":
+		return Config{}, errs.E(errs.Invalid, "%s.type: required (local or remote)", prefix)
+	default:
+		return Config{}, errs.E(errs.Invalid, "%s.type: must be local or remote, got %q", prefix, c.Type)
+	}
+	if c.Timeout < 0 {
+		return Config{}, errs.E(errs.Invalid, "%s.timeout: must be a positive number of milliseconds", prefix)
+	}
+	return c, nil
+}
+
+func (c Config) enabled() bool { return c.Enabled == nil || *c.Enabled }
+
+func (c Config) connectTimeout() time.Duration {
+	if c.Timeout > 0 {
+		return time.Duration(c.Timeout) * time.Millisecond
+	}
+	return defaultConnectTimeout
+}
+
+// Status is a server's state as GET /mcp reports it: OpenCode's MCPStatus union.
+type Status struct {
+	Status string `json:"status" required:"true" enum:"connected,disabled,failed,needs_auth,needs_client_registration"`
+	Error  string `json:"error,omitempty" description:"Why the server failed."`
+}
+
+// The status values.
+const (
+	Connected               = "connected"
+	Disabled                = "disabled"
+	Failed                  = "failed"
+	NeedsAuth               = "needs_auth"
+	NeedsClientRegistration = "needs_client_registration"
+)

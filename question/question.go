@@ -1,0 +1,292 @@
+// Package question holds the questions the agent asks the person it works for, through its question
+// tool. A question waits in a pending list that any client can read and answer over REST; the first
+// answer wins, a rejection ends the turn, and an optional timeout keeps a headless server from waiting
+// forever (OpenCode #10012 is a session stuck on a question nobody would ever see).
+//
+// The shapes are OpenCode's QuestionRequest, QuestionInfo and QuestionOption, and the events are its
+// question.asked, question.replied and question.rejected.
+package question
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"tandem/bus"
+	"tandem/errs"
+	"tandem/id"
+	"tandem/pending"
+)
+
+// Option is one choice offered for a question.
+type Option struct {
+	Label       string `json:"label" required:"true"`
+	Description string `json:"description" required:"true"`
+}
+
+// Info is one question. Custom is a pointer because OpenCode's default for an omitted custom is true:
+// only an explicit false restricts the answers to the option labels.
+type Info struct {
+	Question string   `json:"question" required:"true"`
+	Header   string   `json:"header" required:"true"`
+	Options  []Option `json:"options" required:"true" nullable:"false"`
+	Multiple bool     `json:"multiple,omitempty"`
+	Custom   *bool    `json:"custom,omitempty" nullable:"false"`
+}
+
+// AllowsCustom reports whether an answer may be text that is not one of the option labels.
+func (q Info) AllowsCustom() bool { return q.Custom == nil || *q.Custom }
+
+// ToolRef names the tool call that asked, so clients can show the question inside that tool part.
+type ToolRef struct {
+	MessageID string `json:"messageID" required:"true"`
+	CallID    string `json:"callID" required:"true"`
+}
+
+// Request is one pending question set, as GET /question lists it and question.asked carries it.
+type Request struct {
+	ID        string   `json:"id" required:"true" pattern:"^que"`
+	SessionID string   `json:"sessionID" required:"true" pattern:"^ses"`
+	Questions []Info   `json:"questions" required:"true" nullable:"false"`
+	Tool      *ToolRef `json:"tool,omitempty"`
+	// Directory is the project the asking session works in; events are published there.
+	Directory string `json:"-"`
+}
+
+// Answer is the labels chosen (or the custom text typed) for one question.
+type Answer = []string
+
+// ErrDismissed is returned by Ask when the user rejects the question. OpenCode ends the turn without
+// calling the model again in that case, unlike a refused permission, so the prompt loop tests for it
+// with errors.Is.
+var ErrDismissed = errors.New("The user dismissed this question") //nolint:staticcheck // OpenCode's exact text reaches the clients
+
+// ErrTimedOut is returned by Ask when nobody answered within the configured timeout. The model sees
+// it as the tool's error and can carry on with its own assumptions.
+var ErrTimedOut = errors.New("the question timed out")
+
+// outcome is what resolves a pending question: answers, or a rejection.
+type outcome struct {
+	Answers  []Answer
+	Rejected bool
+}
+
+// Options configure a Service.
+type Options struct {
+	Bus *bus.Bus
+	// Timeout bounds how long a question waits for an answer; zero waits until the turn is aborted.
+	Timeout time.Duration
+	Logger  *slog.Logger
+}
+
+// Service owns the pending questions.
+type Service struct {
+	bus     *bus.Bus
+	timeout time.Duration
+	log     *slog.Logger
+	broker  *pending.Broker[Request, outcome]
+}
+
+// New makes a Service that publishes its events on o.Bus.
+func New(o Options) *Service {
+	s := &Service{bus: o.Bus, timeout: o.Timeout, log: o.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.broker = pending.New(id.Question, "Question",
+		func(string) outcome { return outcome{Rejected: true} },
+		pending.Hooks[Request, outcome]{Asked: s.asked, Resolved: s.resolved})
+	return s
+}
+
+func (s *Service) publish(dir, typ string, props any) {
+	if s.bus == nil {
+		return
+	}
+	if err := s.bus.Publish(dir, typ, props); err != nil {
+		s.log.Error("question: publish", "type", typ, "err", err)
+	}
+}
+
+func (s *Service) asked(it pending.Item[Request]) {
+	s.publish(it.Request.Directory, "question.asked", it.Request)
+}
+
+type repliedEvent struct {
+	SessionID string   `json:"sessionID"`
+	RequestID string   `json:"requestID"`
+	Answers   []Answer `json:"answers"`
+}
+
+type rejectedEvent struct {
+	SessionID string `json:"sessionID"`
+	RequestID string `json:"requestID"`
+}
+
+// resolved announces the end of a question. Timeouts and cancellations are announced as rejections,
+// so every client drops the question from its list exactly as it would for a dismissal.
+func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[outcome]) {
+	req := it.Request
+	if r.Cause == pending.Replied && !r.Reply.Rejected {
+		s.publish(req.Directory, "question.replied", repliedEvent{SessionID: req.SessionID, RequestID: req.ID, Answers: r.Reply.Answers})
+		return
+	}
+	s.publish(req.Directory, "question.rejected", rejectedEvent{SessionID: req.SessionID, RequestID: req.ID})
+}
+
+// Ask publishes a question set and blocks until it is answered, rejected (ErrDismissed), timed out
+// (ErrTimedOut) or ctx ends (ctx's error). The questions are checked first; bad ones are an Invalid
+// error and nothing is published.
+func (s *Service) Ask(ctx context.Context, req Request) ([]Answer, error) {
+	if err := CheckQuestions(req.Questions); err != nil {
+		return nil, err
+	}
+	req.Questions = slices.Clone(req.Questions)
+	for i := range req.Questions {
+		if req.Questions[i].Options == nil {
+			req.Questions[i].Options = []Option{} // OpenCode's clients expect an array
+		}
+	}
+	req.ID = s.broker.NewID()
+	res := s.broker.Ask(ctx, req.ID, req.SessionID, req, s.timeout)
+	switch {
+	case res.Cause == pending.TimedOut:
+		return nil, fmt.Errorf("%w: %s", ErrTimedOut, res.Reason)
+	case res.Cause == pending.Cancelled:
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("the question was cancelled: " + res.Reason)
+	case res.Reply.Rejected:
+		return nil, ErrDismissed
+	}
+	return res.Reply.Answers, nil
+}
+
+// List returns the waiting questions, oldest first. A non-empty directory keeps only the questions
+// asked by sessions working there.
+func (s *Service) List(directory string) []Request {
+	items := s.broker.List("")
+	out := make([]Request, 0, len(items))
+	for _, it := range items {
+		if directory == "" || it.Request.Directory == directory {
+			out = append(out, it.Request)
+		}
+	}
+	return out
+}
+
+// Get returns one waiting question.
+func (s *Service) Get(requestID string) (Request, bool) {
+	it, ok := s.broker.Get(requestID)
+	return it.Request, ok
+}
+
+// Reply answers a waiting question. Answers that do not fit the questions are an Invalid error and the
+// question stays pending; a question already resolved is a Conflict naming the winner; an unknown one
+// is NotFound.
+func (s *Service) Reply(requestID string, answers []Answer, by pending.Who) error {
+	req, ok := s.Get(requestID)
+	if !ok {
+		// Not waiting: the broker tells a late reply (409) from an unknown ID (404) and changes nothing.
+		return s.broker.Reply(requestID, outcome{Answers: answers}, by)
+	}
+	if err := CheckAnswers(req.Questions, answers); err != nil {
+		return err
+	}
+	return s.broker.Reply(requestID, outcome{Answers: answers}, by)
+}
+
+// Reject dismisses a waiting question; the asking turn ends.
+func (s *Service) Reject(requestID string, by pending.Who) error {
+	return s.broker.Reply(requestID, outcome{Rejected: true}, by)
+}
+
+// CancelSession resolves every question of a session as cancelled (abort, session deleted).
+func (s *Service) CancelSession(sessionID, reason string) int {
+	return s.broker.CancelSession(sessionID, reason)
+}
+
+// CheckQuestions reports the first problem with a question set the model asked, as an Invalid error
+// naming the field.
+func CheckQuestions(qs []Info) error {
+	if len(qs) == 0 {
+		return errs.E(errs.Invalid, "questions: at least one question is required")
+	}
+	for i, q := range qs {
+		if strings.TrimSpace(q.Question) == "" {
+			return errs.E(errs.Invalid, "questions[%d].question: must not be empty", i)
+		}
+		if len(q.Options) == 0 && !q.AllowsCustom() {
+			return errs.E(errs.Invalid, "questions[%d].options: a question without options must allow a custom answer", i)
+		}
+		seen := make(map[string]bool, len(q.Options))
+		for j, o := range q.Options {
+			if strings.TrimSpace(o.Label) == "" {
+				return errs.E(errs.Invalid, "questions[%d].options[%d].label: must not be empty", i, j)
+			}
+			if seen[o.Label] {
+				return errs.E(errs.Invalid, "questions[%d].options[%d].label: %q appears twice", i, j, o.Label)
+			}
+			seen[o.Label] = true
+		}
+	}
+	return nil
+}
+
+// CheckAnswers reports the first way answers do not fit qs, as an Invalid error naming the field:
+// one answer per question, one label unless the question is multiple-choice, no label twice, and a
+// label that is not an option only where a custom answer is allowed. An empty answer leaves that
+// question unanswered, as OpenCode's clients allow.
+func CheckAnswers(qs []Info, answers []Answer) error {
+	if len(answers) != len(qs) {
+		return errs.E(errs.Invalid, "answers: expected %d answer(s), one per question, got %d", len(qs), len(answers))
+	}
+	for i, a := range answers {
+		q := qs[i]
+		if len(a) > 1 && !q.Multiple {
+			return errs.E(errs.Invalid, "answers[%d]: question %q takes one answer, got %d", i, q.Question, len(a))
+		}
+		seen := make(map[string]bool, len(a))
+		for j, label := range a {
+			if strings.TrimSpace(label) == "" {
+				return errs.E(errs.Invalid, "answers[%d][%d]: must not be empty", i, j)
+			}
+			if seen[label] {
+				return errs.E(errs.Invalid, "answers[%d][%d]: %q is given twice", i, j, label)
+			}
+			seen[label] = true
+			if !q.AllowsCustom() && !hasOption(q, label) {
+				return errs.E(errs.Invalid, "answers[%d][%d]: %q is not an option of %q, which allows no custom answer", i, j, label, q.Question)
+			}
+		}
+	}
+	return nil
+}
+
+func hasOption(q Info, label string) bool {
+	for _, o := range q.Options {
+		if o.Label == label {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary is the tool output OpenCode gives the model for answered questions; an empty answer reads
+// "Unanswered".
+func Summary(qs []Info, answers []Answer) string {
+	parts := make([]string, len(qs))
+	for i, q := range qs {
+		a := "Unanswered"
+		if i < len(answers) && len(answers[i]) > 0 {
+			a = strings.Join(answers[i], ", ")
+		}
+		parts[i] = `"` + q.Question + `"="` + a + `"`
+	}
+	return "User has answered your questions: " + strings.Join(parts, ", ") + ". You can now continue with the user's answers in mind."
+}
