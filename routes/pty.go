@@ -140,14 +140,14 @@ func (p *Ptys) connect(w http.ResponseWriter, r *http.Request) {
 		}
 		cursor = n
 	}
+	if origin := r.Header.Get("Origin"); origin != "" && !p.allowedOrigin(origin, r) {
+		writeError(w, r, errs.Named(errs.Forbidden, "ForbiddenOriginError", "Origin %q is not allowed", origin))
+		return
+	}
 	// The server's guard lets a request carrying a ticket through without credentials; the ticket
 	// must then be good, whatever else the request carries.
 	if t := q.Get("ticket"); t != "" && !p.Manager.RedeemTicket(ptyID, t) {
 		writeError(w, r, errs.Named(errs.Forbidden, "PtyForbiddenError", "the ticket is unknown, used, expired or for another PTY"))
-		return
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && !p.allowedOrigin(origin, r) {
-		writeError(w, r, errs.Named(errs.Forbidden, "ForbiddenOriginError", "Origin %q is not allowed", origin))
 		return
 	}
 	info, err := p.Manager.Get(ptyID)
