@@ -1,0 +1,219 @@
+// OpenCode's own terminal UI (`opencode attach URL -u tandem -p PASSWORD`, npm opencode-ai) run in
+// tmux against the built tandem binary. The assertions read the screen with `tmux capture-pane`
+// and check what a person would see; a few cross-checks ask tandem through the official SDK.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { isolatedHome, missing, opencodeBin, password, startTandem, user, waitFor } from './harness.mjs';
+
+function whyNot() {
+  const m = missing();
+  if (m) return m;
+  if (spawnSync('tmux', ['-V']).status !== 0) return 'tmux is not installed (apt-get install tmux)';
+  if (!existsSync(opencodeBin)) return `no OpenCode binary at ${opencodeBin} (npm ci in compat/)`;
+  return false;
+}
+
+/** A tmux server of our own (its own socket), so the suite never touches anyone else's sessions. */
+class Terminal {
+  constructor(name) {
+    this.socket = `tandem-compat-${process.pid}-${name}`;
+    this.target = name;
+  }
+
+  tmux(...args) {
+    return execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' });
+  }
+
+  start(cwd, env, argv) {
+    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    this.tmux('-f', '/dev/null', 'new-session', '-d', '-s', this.target, '-x', '160', '-y', '48', '-c', cwd, ...envArgs, ...argv);
+  }
+
+  /** The visible screen as text, one line per row. */
+  screen() {
+    return this.tmux('capture-pane', '-p', '-t', this.target);
+  }
+
+  /** Types text literally, then presses Enter as a separate key, as a person does. */
+  async type(text) {
+    this.tmux('send-keys', '-t', this.target, '-l', text);
+    await sleep(300);
+    this.press('Enter');
+  }
+
+  press(key) {
+    this.tmux('send-keys', '-t', this.target, key);
+  }
+
+  /** Waits until the screen matches pattern; a failure shows the last screen. */
+  async waitFor(what, pattern, timeoutMs = 15000) {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < deadline) {
+      last = this.screen();
+      if (pattern.test(last)) return last;
+      await sleep(200);
+    }
+    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${pattern}); the screen was:\n${last}`);
+  }
+
+  stop() {
+    spawnSync('tmux', ['-L', this.socket, 'kill-server']);
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const occurrences = (text, word) => text.split(word).length - 1;
+
+describe('OpenCode\'s terminal UI attached to tandem', { skip: whyNot() }, () => {
+  let server;
+  let client;
+  let term;
+  /** A second TUI, attached to the first one's session by the last test. */
+  let second;
+
+  before(async () => {
+    server = await startTandem();
+    client = server.client();
+    term = new Terminal('attach');
+    const env = { ...isolatedHome(server.root, 'tui-home'), TERM: 'xterm-256color', PATH: process.env.PATH };
+    term.start(server.project, env, [opencodeBin, 'attach', server.url, '-u', user, '-p', password]);
+  });
+
+  after(async () => {
+    term?.stop();
+    second?.stop();
+    await server?.stop();
+  });
+
+  /** tandem's only session, the one the TUI created for its first prompt. */
+  async function theSession() {
+    const sessions = (await client.session.list()).data;
+    assert.equal(sessions.length, 1, `expected the TUI's one session, got ${JSON.stringify(sessions.map((s) => s.id))}`);
+    return sessions[0].id;
+  }
+
+  test('it starts, authenticated, showing the prompt and the demo model', async () => {
+    // OpenCode's binary takes 10–20 s to boot on a small machine before it sends its first request.
+    const screen = await term.waitFor('the prompt', /Ask anything/, 90000);
+    assert.match(screen, /Build/, 'the build agent, from GET /agent');
+    assert.match(screen, /Demo \(offline/, 'the demo model, from GET /config/providers');
+    assert.doesNotMatch(screen, /Error|Unauthorized|401/);
+  });
+
+  test('a prompt streams the demo model\'s reply onto the screen', async () => {
+    await term.type('hello from the terminal');
+    const screen = await term.waitFor('the reply', /You said: hello from the terminal/);
+    assert.match(screen, /Demo \(offline, scripted\)/);
+    const sessionID = await theSession();
+    const messages = (await client.session.messages({ sessionID })).data;
+    assert.deepEqual(messages.map((m) => m.info.role), ['user', 'assistant']);
+  });
+
+  test('a run: prompt shows the permission dialog, and approving it runs the command', async () => {
+    // The shell computes 6*7, so "approved-42" can only be on screen if the command really ran.
+    await term.type('run: echo approved-$((6*7))');
+    const dialog = await term.waitFor('the permission dialog', /Permission required/);
+    assert.match(dialog, /Allow once/);
+    assert.match(dialog, /Reject/);
+    assert.match(dialog, /echo approved-\$\(\(6\*7\)\)/);
+    assert.doesNotMatch(dialog, /approved-42/);
+    const pending = (await client.permission.list()).data;
+    assert.equal(pending.length, 1, 'tandem holds the request the dialog shows');
+
+    term.press('Enter'); // "Allow once" is selected
+    const screen = await term.waitFor('the command output', /approved-42/);
+    assert.doesNotMatch(screen, /Permission required/);
+    await waitFor('the permission to be answered', async () => (await client.permission.list()).data.length === 0);
+  });
+
+  test('an ask: prompt shows the question dialog, and choosing an option completes it', async () => {
+    await term.type('ask: Which color do you prefer? | Red | Blue');
+    const dialog = await term.waitFor('the question dialog', /2\. Blue/);
+    assert.match(dialog, /Which color do you prefer\?/);
+    assert.match(dialog, /1\. Red/);
+
+    term.press('Down');
+    await sleep(300);
+    term.press('Enter');
+    await term.waitFor('the answered question', /"Which color do you prefer\?"="Blue"/);
+    await waitFor('the question to be answered', async () => (await client.question.list()).data.length === 0);
+  });
+
+  test('rejecting a permission fails the tool call without running the command', async () => {
+    await term.type('run: echo rejected-$((6*7))');
+    await term.waitFor('the permission dialog', /Permission required[^]*echo rejected-/);
+    term.press('Right');
+    term.press('Right');
+    await sleep(300);
+    term.press('Enter'); // "Reject"
+    const screen = await term.waitFor('the rejected tool', /rejected permission to use this specific tool call/);
+    assert.doesNotMatch(screen, /rejected-42/, 'the command never ran');
+    assert.doesNotMatch(screen, /Permission required/);
+  });
+
+  test('a typed answer of its own answers the question', async () => {
+    await term.type('ask: Which editor? | Vim | Emacs');
+    const dialog = await term.waitFor('the question dialog', /3\. Type your own answer/);
+    assert.match(dialog, /1\. Vim/);
+    term.press('Down');
+    term.press('Down');
+    await sleep(300);
+    term.press('Enter');
+    await sleep(300);
+    await term.type('Helix');
+    await term.waitFor('the typed answer', /"Which editor\?"="Helix"/);
+  });
+
+  test('Esc dismisses a question and the turn ends', async () => {
+    await term.type('ask: Ship it? | Yes | No');
+    await term.waitFor('the question dialog', /2\. No/);
+    term.press('Escape');
+    const screen = await term.waitFor('the dialog to close', /^(?![^]*esc dismiss)/);
+    assert.doesNotMatch(screen, /1\. Yes/);
+    await waitFor('the question to be dismissed', async () => (await client.question.list()).data.length === 0);
+    const sessionID = await theSession();
+    const last = (await client.session.messages({ sessionID })).data.at(-1);
+    const tool = last.parts.find((p) => p.type === 'tool');
+    assert.equal(tool.state.status, 'error');
+    assert.match(tool.state.error, /dismissed/);
+  });
+
+  test('Esc Esc aborts a slow turn, which stops streaming', async () => {
+    const words = Array.from({ length: 40 }, (_, i) => `tick${String(i + 1).padStart(2, '0')}`);
+    await term.type(`slow: ${words.join(' ')}`);
+    // Every word is on screen once in the prompt; a second tick03 is the reply streaming it.
+    await term.waitFor('the slow reply to start streaming', /tick03[^]*tick03/, 20000);
+    await term.waitFor('the busy footer', /esc interrupt/);
+    term.press('Escape');
+    await term.waitFor('the confirmation hint', /esc again to interrupt/, 5000);
+    term.press('Escape');
+    const screen = await term.waitFor('the interrupted turn', /interrupted/);
+    assert.equal(occurrences(screen, 'tick40'), 1, 'the last word is only in the prompt, never in the reply');
+
+    const sessionID = await theSession();
+    const messages = (await client.session.messages({ sessionID })).data;
+    const last = messages.at(-1);
+    assert.equal(last.info.role, 'assistant');
+    assert.equal(last.info.error?.name, 'MessageAbortedError');
+    assert.deepEqual((await client.session.status()).data, {}, 'the session is idle again');
+    await sleep(1500);
+    assert.equal(occurrences(term.screen(), 'tick40'), 1, 'nothing streams after the abort');
+  });
+
+  test('a second TUI attached with -s shows the history and follows another client live', async () => {
+    const sessionID = await theSession();
+    second = new Terminal('resume');
+    const env = { ...isolatedHome(server.root, 'tui-home-2'), TERM: 'xterm-256color', PATH: process.env.PATH };
+    second.start(server.project, env, [opencodeBin, 'attach', server.url, '-u', user, '-p', password, '-s', sessionID]);
+    // It opens scrolled to the end of the history: the slow turn and its interruption.
+    await second.waitFor('the resumed session\'s history', /"Which editor\?"="Helix"[^]*slow: tick01[^]*interrupted/, 90000);
+
+    // A prompt sent through the SDK streams onto both screens.
+    await client.session.promptAsync({ sessionID, parts: [{ type: 'text', text: 'from another client' }] });
+    await second.waitFor('the other client\'s reply on the second TUI', /You said: from another client/);
+    await term.waitFor('the other client\'s reply on the first TUI', /You said: from another client/);
+  });
+});
