@@ -3,19 +3,29 @@ package routes
 import (
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"tandem/bus"
 )
 
 // Events serves the two SSE streams.
+//
+// A stream takes its connection over from net/http (Hijack) and is written by one small goroutine:
+// net/http's per-connection read and write buffers, its background reader and the handler's deep
+// stack would otherwise cost more than the stream itself, and a server is expected to hold a
+// thousand idle clients cheaply. Where the connection cannot be taken (HTTP/2, a ResponseRecorder)
+// the stream runs inside the handler instead.
 type Events struct {
 	Bus *bus.Bus
 	// Heartbeat is the interval of server.heartbeat frames (10 s, as OpenCode).
 	Heartbeat time.Duration
 	// WriteTimeout bounds one write to a client; a client that cannot take a frame in time is dropped.
 	WriteTimeout time.Duration
+
+	streams sync.WaitGroup
 }
 
 // EventStreamQuery documents the stream's resume parameter.
@@ -38,6 +48,16 @@ func (e *Events) Ops() []Op {
 	}
 }
 
+// Wait blocks until every stream has ended (after the bus is closed, each writes its final event).
+func (e *Events) Wait() { e.streams.Wait() }
+
+var sseHeaders = map[string]string{
+	"Content-Type":           "text/event-stream",
+	"Cache-Control":          "no-cache, no-transform",
+	"X-Accel-Buffering":      "no",
+	"X-Content-Type-Options": "nosniff",
+}
+
 func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, filter bus.Filter) {
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
@@ -48,34 +68,52 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 		writeError(w, r, unavailable("the server is shutting down"))
 		return
 	}
-	defer sub.Close()
-
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("X-Accel-Buffering", "no")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-
-	sw := &sseWriter{w: w, rc: rc, bus: e.Bus, global: global, timeout: e.writeTimeout()}
+	for k, v := range sseHeaders {
+		w.Header().Set(k, v)
+	}
+	sw := &sseWriter{bus: e.Bus, global: global, timeout: e.writeTimeout()}
 	connected := map[string]any{}
 	if resume.Resync {
 		connected["resync"] = true
 	}
 	sw.synthetic(resume.Cursor, "server.connected", connected)
 	for _, ev := range resume.Replay {
-		sw.event(e.Bus, ev)
+		sw.event(ev)
 	}
+
+	if r.ProtoMajor == 1 {
+		if conn, brw, err := http.NewResponseController(w).Hijack(); err == nil {
+			sw.conn = conn
+			sw.header = responseHead(w.Header())
+			e.streams.Add(1)
+			go func() {
+				defer e.streams.Done()
+				defer conn.Close()
+				e.pump(sw, sub, nil)
+			}()
+			_ = brw // its buffers go with the handler; the stream never reads the connection again
+			return
+		}
+	}
+	// In-handler fallback: net/http frames the body; the request context says when the client left.
+	sw.w, sw.rc = w, http.NewResponseController(w)
+	w.WriteHeader(http.StatusOK)
+	e.streams.Add(1)
+	defer e.streams.Done()
+	e.pump(sw, sub, r.Context().Done())
+}
+
+// pump writes the stream until the client is gone, it falls behind, or the bus closes.
+func (e *Events) pump(sw *sseWriter, sub *bus.Subscription, gone <-chan struct{}) {
+	defer sub.Close()
 	if sw.flush() != nil {
 		return
 	}
-
 	heartbeat := time.NewTicker(e.heartbeat())
 	defer heartbeat.Stop()
 	for {
 		select {
-		case <-r.Context().Done():
+		case <-gone:
 			return
 		case <-heartbeat.C:
 			sw.synthetic("", "server.heartbeat", map[string]any{})
@@ -87,18 +125,18 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 				}
 				return
 			}
-			sw.event(e.Bus, ev)
-			// Drain what is already queued before flushing, so bursts cost one write.
-			for drained := false; !drained; {
+			sw.event(ev)
+			// Drain what is already queued before flushing, so a burst costs one write.
+			for more := true; more; {
 				select {
 				case ev, ok := <-sub.Events():
 					if !ok {
-						drained = true
+						more = false
 						continue
 					}
-					sw.event(e.Bus, ev)
+					sw.event(ev)
 				default:
-					drained = true
+					more = false
 				}
 			}
 		}
@@ -106,6 +144,23 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 			return
 		}
 	}
+}
+
+// responseHead is the status line and headers of a hijacked stream. Without a length or chunking
+// the body runs until the connection closes, which is what an event stream does.
+func responseHead(h http.Header) []byte {
+	var b []byte
+	b = append(b, "HTTP/1.1 200 OK\r\n"...)
+	for k, vs := range h {
+		for _, v := range vs {
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = append(b, v...)
+			b = append(b, "\r\n"...)
+		}
+	}
+	b = append(b, "Connection: close\r\n\r\n"...)
+	return b
 }
 
 func (e *Events) heartbeat() time.Duration {
@@ -122,15 +177,21 @@ func (e *Events) writeTimeout() time.Duration {
 	return 15 * time.Second
 }
 
-// sseWriter frames events; errors are sticky so a dead client costs one failed write.
+// sseWriter frames events into a buffer and writes it either to a hijacked connection or through
+// the ResponseWriter. Errors are sticky, so a dead client costs one failed write.
 type sseWriter struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
 	bus     *bus.Bus
 	global  bool
 	timeout time.Duration
-	buf     []byte
-	err     error
+
+	conn   net.Conn // hijacked
+	header []byte   // the response head, written with the first frames
+
+	w  http.ResponseWriter // fallback
+	rc *http.ResponseController
+
+	buf []byte
+	err error
 }
 
 func (s *sseWriter) frame(cursor string, data []byte) {
@@ -144,12 +205,12 @@ func (s *sseWriter) frame(cursor string, data []byte) {
 	s.buf = append(s.buf, '\n', '\n')
 }
 
-func (s *sseWriter) event(b *bus.Bus, ev *bus.Event) {
+func (s *sseWriter) event(ev *bus.Event) {
 	data := ev.Payload
 	if s.global {
 		data = ev.Global
 	}
-	s.frame(b.CursorOf(ev), data)
+	s.frame(s.bus.CursorOf(ev), data)
 }
 
 // synthetic writes a per-connection event that is not on the bus (connected, heartbeat, shutdown).
@@ -166,15 +227,29 @@ func (s *sseWriter) flush() error {
 	if s.err != nil {
 		return s.err
 	}
-	if len(s.buf) == 0 {
+	if len(s.buf) == 0 && s.header == nil {
 		return nil
 	}
-	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
-	if _, err := s.w.Write(s.buf); err != nil {
-		s.err = err
-		return err
+	deadline := time.Now().Add(s.timeout)
+	if s.conn != nil {
+		_ = s.conn.SetWriteDeadline(deadline)
+		if s.header != nil {
+			s.buf = append(s.header, s.buf...)
+			s.header = nil
+		}
+		_, s.err = s.conn.Write(s.buf)
+	} else {
+		_ = s.rc.SetWriteDeadline(deadline)
+		if _, s.err = s.w.Write(s.buf); s.err == nil {
+			s.err = s.rc.Flush()
+		}
 	}
-	s.buf = s.buf[:0]
-	s.err = s.rc.Flush()
+	// Keep a small buffer between bursts; drop a large one so an idle stream holds little.
+	if cap(s.buf) > 16<<10 {
+		s.buf = nil
+	} else {
+		s.buf = s.buf[:0]
+	}
 	return s.err
 }
+

@@ -117,6 +117,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		system = append(system, t.input.System)
 	}
 
+	user := t.user // the runner's own copy: prompt_async callers read t.user concurrently
 	var reply WithParts
 	var turnCost float64
 	var turnTokens Tokens
@@ -136,10 +137,10 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			// OpenCode announces the turn's (still empty) diff and the user message summary here.
 			_, _ = s.mutate(bg, sid, func(*Session) {})
 			s.publish(dir, "session.diff", map[string]any{"sessionID": sid, "diff": []FileDiff{}})
-			user := t.user
-			user.Summary = &MessageSummary{Diffs: []FileDiff{}}
-			if err := s.saveMessage(dir, user); err == nil {
-				t.user = user
+			summarized := user
+			summarized.Summary = &MessageSummary{Diffs: []FileDiff{}}
+			if err := s.saveMessage(dir, summarized); err == nil {
+				user = summarized
 			}
 			s.setStatus(dir, sid, Status{Type: "busy"})
 		}
@@ -151,7 +152,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		s.publishPart(dir, start)
 		parts := []Part{start}
 
-		history, err := s.history(bg, sid)
+		history, err := s.history(bg, sid, user.ID)
 		if err != nil {
 			return reply, err
 		}
@@ -167,7 +168,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			}
 		}
 		if callErr != nil {
-			return s.failTurn(dir, msg, parts, ctx, callErr, t.user)
+			return s.failTurn(dir, msg, parts, ctx, callErr, user)
 		}
 
 		stop := false
@@ -175,7 +176,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			p, stopTurn := s.runTool(ctx, ag, sess, msg, byName, call, t.input.Agent)
 			parts = append(parts, p)
 			if ctx.Err() != nil {
-				return s.failTurn(dir, msg, parts, ctx, ctx.Err(), t.user)
+				return s.failTurn(dir, msg, parts, ctx, ctx.Err(), user)
 			}
 			stop = stop || stopTurn
 		}
@@ -212,7 +213,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			break
 		}
 	}
-	s.finishTurn(dir, sid, t.user, before, turnCost, turnTokens)
+	s.finishTurn(dir, sid, user, before, turnCost, turnTokens)
 	return reply, nil
 }
 
@@ -391,16 +392,24 @@ type allowAll struct{}
 
 func (allowAll) Check(context.Context, tool.Ask) error { return nil }
 
-// history turns the stored conversation into provider messages.
-func (s *Service) history(ctx context.Context, sessionID string) ([]provider.Message, error) {
+// history turns the stored conversation up to the turn's user message into provider messages.
+// Prompts queued behind this turn are already stored, and stay out of its history.
+func (s *Service) history(ctx context.Context, sessionID, upTo string) ([]provider.Message, error) {
 	page, err := s.Messages(ctx, sessionID, MessagesInput{})
 	if err != nil {
 		return nil, err
 	}
 	var out []provider.Message
+	included := map[string]bool{}
+	reached := false
 	for _, wp := range page.Items {
 		switch wp.Info.Role {
 		case RoleUser:
+			if reached {
+				continue
+			}
+			included[wp.Info.ID] = true
+			reached = wp.Info.ID == upTo
 			var b strings.Builder
 			for _, p := range wp.Parts {
 				switch p.Type {
@@ -417,6 +426,9 @@ func (s *Service) history(ctx context.Context, sessionID string) ([]provider.Mes
 			}
 			out = append(out, provider.Message{Role: provider.RoleUser, Text: b.String()})
 		case RoleAssistant:
+			if !included[wp.Info.ParentID] {
+				continue
+			}
 			am := provider.Message{Role: provider.RoleAssistant}
 			var results []provider.Message
 			for _, p := range wp.Parts {

@@ -69,6 +69,7 @@ type Main struct {
 	statePath   string
 	unadvertise func()
 	stopMCP     func()
+	events      *routes.Events
 }
 
 // services are the domain objects the routes serve; documentOnly builds the API without them.
@@ -85,7 +86,7 @@ type services struct {
 	runtime   *agentRuntime
 	auth      *auth.Authority
 	cors      []string
-	heartbeat time.Duration
+	events    *routes.Events
 	tools     func() []tool.Tool
 }
 
@@ -99,7 +100,7 @@ func (s services) api() *routes.API {
 			Description: "A coding-agent application server, wire-compatible with OpenCode's HTTP API."},
 		Modules: []routes.Module{
 			&routes.Global{Version: s.version, StateDir: s.paths.State, ConfigDir: s.paths.Config, ProjectID: projectID, Started: time.Now()},
-			&routes.Events{Bus: s.bus, Heartbeat: s.heartbeat},
+			s.events,
 			&routes.Login{Auth: s.auth},
 			&routes.Sessions{Service: s.sessions},
 			&routes.Permissions{Service: s.perms, ProjectID: projectID},
@@ -114,7 +115,7 @@ func (s services) api() *routes.API {
 }
 
 func documentOnly() ([]byte, error) {
-	return services{version: version, runtime: &agentRuntime{}, tools: func() []tool.Tool { return nil }}.api().Document()
+	return services{version: version, runtime: &agentRuntime{}, events: &routes.Events{}, tools: func() []tool.Tool { return nil }}.api().Document()
 }
 
 // Start opens the database, wires the services and starts serving.
@@ -135,6 +136,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		return nil, err
 	}
 	m.bus = bus.New(bus.Options{})
+	m.events = &routes.Events{Bus: m.bus, Heartbeat: o.Heartbeat}
 	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version})
 	if err := m.sessions.Recover(ctx); err != nil {
 		m.db.Close()
@@ -185,7 +187,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.auth = auth.New(auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth})
 
 	svc := services{version: version, dir: dir, paths: o.Paths, bus: m.bus, sessions: m.sessions, perms: m.perms,
-		questions: m.questions, mcp: m.mcp, ptys: m.ptys, runtime: m.runtime, auth: m.auth, cors: o.CORS, heartbeat: o.Heartbeat,
+		questions: m.questions, mcp: m.mcp, ptys: m.ptys, runtime: m.runtime, auth: m.auth, cors: o.CORS, events: m.events,
 		tools: allTools}
 	var fallback http.Handler
 	if o.Web {
@@ -339,7 +341,13 @@ func (m *Main) Close() error {
 	m.sessions.Shutdown(ctx)
 	m.ptys.Close()
 	m.stopMCP()
-	m.bus.Close()
+	m.bus.Close() // every event stream writes server.shutdown and ends
+	streamsDone := make(chan struct{})
+	go func() { m.events.Wait(); close(streamsDone) }()
+	select {
+	case <-streamsDone:
+	case <-ctx.Done():
+	}
 	err := m.srv.Shutdown(ctx)
 	m.runtime.close()
 	if cerr := m.db.Close(); err == nil {

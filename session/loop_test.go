@@ -1,0 +1,220 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"tandem/bus"
+	"tandem/id"
+	"tandem/provider"
+	"tandem/store"
+	"tandem/tool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// demoOnly serves the offline demo model, the one provider that needs no network.
+type demoOnly struct{ demo *provider.Demo }
+
+func (d demoOnly) Get(id string) (provider.Provider, bool) {
+	if id == provider.DemoID {
+		return d.demo, true
+	}
+	return nil, false
+}
+
+func (demoOnly) Default() (string, string) { return provider.DemoID, provider.DemoID }
+
+// newService is a session service over a real SQLite file, prompting the demo model with the
+// built-in tools and no permission gate.
+func newService(t *testing.T) (*Service, *store.DB, string) {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "tandem.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bus.New(bus.Options{})
+	s := New(Options{DB: db, Bus: b, Version: "test"})
+	builtins := tool.Builtins(tool.Options{})
+	s.SetAgent(Agent{
+		Providers: demoOnly{provider.NewDemo()},
+		Tools: func(_ Session, agent string) []tool.Tool {
+			var out []tool.Tool
+			for _, tl := range builtins.All() {
+				if AllowsTool(agent, tl.Name()) {
+					out = append(out, tl)
+				}
+			}
+			return out
+		},
+	})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+		b.Close()
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s, db, t.TempDir()
+}
+
+func text(s string) PromptInput { return PromptInput{Parts: []PartInput{{Type: "text", Text: s}}} }
+
+func TestPromptInputValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		in   PromptInput
+		says string // "" when valid
+	}{
+		{"one text part is valid", text("hi"), ""},
+		{"a file part with url and mime is valid", PromptInput{Parts: []PartInput{{Type: "file", URL: "file:///a.txt", Mime: "text/plain"}}}, ""},
+		{"no parts is refused", PromptInput{}, "at least one part"},
+		{"an empty text is refused", PromptInput{Parts: []PartInput{{Type: "text"}}}, "parts[0].text"},
+		{"a file without mime is refused", PromptInput{Parts: []PartInput{{Type: "file", URL: "file:///a"}}}, "url and mime"},
+		{"an agent part needs a name", PromptInput{Parts: []PartInput{{Type: "agent"}}}, "parts[0].name"},
+		{"an unknown part type is refused", PromptInput{Parts: []PartInput{{Type: "image", Text: "x"}}}, `got "image"`},
+		{"a malformed message ID is refused", PromptInput{MessageID: "nope", Parts: []PartInput{{Type: "text", Text: "x"}}}, "messageID"},
+		{"a model needs both IDs", PromptInput{Model: &MessageModel{ProviderID: "demo"}, Parts: []PartInput{{Type: "text", Text: "x"}}}, "providerID and modelID"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.in.Validate()
+			switch {
+			case c.says == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.says != "" && (err == nil || !strings.Contains(err.Error(), c.says)):
+				t.Fatalf("error %v, want one saying %q", err, c.says)
+			}
+		})
+	}
+}
+
+func TestTitleFromFirstLine(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"a short prompt is the title", "Fix the build", "Fix the build"},
+		{"only the first line counts", "Fix the build\nand then the tests", "Fix the build"},
+		{"surrounding space is trimmed", "  spaced  \n", "spaced"},
+		{"a long line is cut with an ellipsis", strings.Repeat("word ", 20), strings.Repeat("word ", 11) + "wo…"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := titleFrom(c.in); got != c.want {
+				t.Fatalf("titleFrom(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
+	}
+}
+
+func TestPlanAgentIsNotOfferedBash(t *testing.T) {
+	s, _, dir := newService(t)
+	ctx := context.Background()
+	sess, err := s.Create(ctx, dir, CreateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := text("run: ls")
+	in.Agent = "plan"
+
+	reply, err := s.Prompt(ctx, sess.ID, in)
+
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for _, p := range reply.Parts {
+		if p.Type == "tool" {
+			t.Fatalf("the plan agent ran a tool: %+v", p)
+		}
+		if p.Type == "text" {
+			got += *p.Text
+		}
+	}
+	if !strings.Contains(got, "not available in this session") {
+		t.Fatalf("reply %q", got)
+	}
+}
+
+func TestHistoryCarriesToolResults(t *testing.T) {
+	s, _, dir := newService(t)
+	ctx := context.Background()
+	sess, err := s.Create(ctx, dir, CreateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, sess.ID, text("read: missing.txt")); err != nil {
+		t.Fatal(err)
+	}
+
+	h, err := s.history(ctx, sess.ID, "")
+
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := make([]string, 0, len(h))
+	for _, m := range h {
+		roles = append(roles, string(m.Role))
+	}
+	if strings.Join(roles, ",") != "user,assistant,tool,assistant" {
+		t.Fatalf("history roles %q", roles)
+	}
+	call, result := h[1].ToolCalls, h[2]
+	if len(call) != 1 || call[0].Name != "read" || result.ToolCallID != call[0].ID || !result.IsError || result.Text == "" {
+		t.Fatalf("call %+v result %+v", call, result)
+	}
+}
+
+func TestRecoverMarksInterruptedWork(t *testing.T) {
+	s, db, dir := newService(t)
+	ctx := context.Background()
+	sess, err := s.Create(ctx, dir, CreateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := s.Prompt(ctx, sess.ID, text("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a crash leaves behind: an open assistant message with a running tool part.
+	open := Message{ID: s.ids.New(id.Message), SessionID: sess.ID, Role: RoleAssistant, Agent: "build", Time: MessageTime{Created: s.nowMS()}}
+	if err := s.putMessage(ctx, open); err != nil {
+		t.Fatal(err)
+	}
+	running := Part{ID: s.ids.New(id.Part), SessionID: sess.ID, MessageID: open.ID, Type: "tool", CallID: "call_1", Tool: "bash",
+		State: &ToolState{Status: "running", Input: json.RawMessage(`{"command":"sleep 100"}`), Time: &PartTime{Start: s.nowMS()}}}
+	if err := s.putPart(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+
+	restarted := bus.New(bus.Options{})
+	defer restarted.Close()
+	if err := New(Options{DB: db, Bus: restarted}).Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := s.Message(ctx, sess.ID, open.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Info.Time.Completed == 0 || got.Info.Error == nil || !strings.Contains(got.Info.Error.Data["message"].(string), "interrupted") {
+		t.Fatalf("the open message after Recover: %+v", got.Info)
+	}
+	p := got.Parts[0]
+	if p.State.Status != "error" || !strings.Contains(p.State.Error, "interrupted") || string(p.State.Input) != `{"command":"sleep 100"}` || p.State.Time.End == 0 {
+		t.Fatalf("the running part after Recover: %+v", p.State)
+	}
+	untouched, err := s.Message(ctx, sess.ID, done.Info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if untouched.Info.Error != nil || untouched.Info.Time.Completed != done.Info.Time.Completed {
+		t.Fatalf("Recover touched a finished message: %+v", untouched.Info)
+	}
+}
