@@ -36,7 +36,10 @@ type Event struct {
 type Options struct {
 	// Replay is how many recent events are kept for Last-Event-ID replay (default 4096).
 	Replay int
-	// Queue is how many events may wait for one subscriber before it is cut off (default 1024).
+	// Queue is how many events may wait for one subscriber before it is cut off (default 256). The
+	// queue is allocated up front for every subscriber, so its size is most of what an idle SSE
+	// client costs; the stream writer drains it in one write, so it only fills while a client's
+	// socket is not accepting data at all.
 	Queue int
 }
 
@@ -59,7 +62,7 @@ func New(o Options) *Bus {
 		o.Replay = 4096
 	}
 	if o.Queue <= 0 {
-		o.Queue = 1024
+		o.Queue = 256
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])

@@ -107,7 +107,7 @@ func TestMCPRoutes(t *testing.T) {
 		if tool, _ := el["tool"].(map[string]any); tool["callID"] != "call_m1" {
 			t.Fatalf("tool = %v", el["tool"])
 		}
-		s.expect(t, "POST", "/mcp/elicitation/"+elID+"/reply", `{"action":"accept","content":{"plan":"gold"}}`, 400, "content.name: required")
+		s.expect(t, "POST", "/mcp/elicitation/"+elID+"/reply", `{"action":"accept","content":{"plan":"pro"}}`, 400, "content.name: required")
 		s.expect(t, "POST", "/mcp/elicitation/"+elID+"/reply", `{"action":"accept","content":{"name":"Ada","plan":"gold"}}`, 400, "content.plan")
 		s.expect(t, "POST", "/mcp/elicitation/"+elID+"/reply", `{"action":"maybe"}`, 400, "action")
 		s.expect(t, "GET", "/mcp/elicitation", "", 200, elID)
@@ -168,7 +168,7 @@ func TestMCPRoutesWithServerEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, statErr := os.Stat(entry); statErr != nil || !hasNode() {
-		msg := "server-everything is not installed: run `npm ci` in mcp/testdata/everything (needs Node >= 18)"
+		msg := "server-everything is not installed: run `npm ci` in mcp/testdata/everything, with Node >= 18 on PATH"
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
@@ -192,4 +192,36 @@ func TestMCPRoutesWithServerEverything(t *testing.T) {
 func hasNode() bool {
 	_, err := exec.LookPath("node")
 	return err == nil
+}
+
+func TestQuestionAndMCPOperationsAreDocumented(t *testing.T) {
+	api := &routes.API{Modules: []routes.Module{&routes.Questions{}, &routes.MCP{}}}
+	doc, err := api.Document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Paths map[string]map[string]struct {
+			OperationID string `json:"operationId"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	for path, ops := range map[string]map[string]string{
+		"/question":                              {"get": "question.list"},
+		"/question/{requestID}/reply":            {"post": "question.reply"},
+		"/question/{requestID}/reject":           {"post": "question.reject"},
+		"/mcp":                                   {"get": "mcp.status", "post": "mcp.add"},
+		"/mcp/{name}/connect":                    {"post": "mcp.connect"},
+		"/mcp/{name}/disconnect":                 {"post": "mcp.disconnect"},
+		"/mcp/elicitation":                       {"get": "mcp.elicitation.list"},
+		"/mcp/elicitation/{elicitationID}/reply": {"post": "mcp.elicitation.reply"},
+	} {
+		for method, opID := range ops {
+			if got := d.Paths[path][method].OperationID; got != opID {
+				t.Errorf("%s %s operationId = %q, want %q", method, path, got, opID)
+			}
+		}
+	}
 }

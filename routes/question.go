@@ -48,7 +48,7 @@ func (q *Questions) Ops() []Op {
 	return []Op{
 		op(http.MethodGet, "/question", "question.list", "List pending questions", func(c *Call, _ *struct{}) ([]question.Request, error) {
 			return q.Service.List(explicitDirectory(c)), nil
-		}).doc("Questions still waiting for an answer, oldest first; with ?directory= (or x-opencode-directory) only those "+
+		}).doc("Questions still waiting for an answer, oldest first; with ?directory= (or x-opencode-directory) only those " +
 			"asked by sessions working there."),
 		op(http.MethodPost, "/question/{requestID}/reply", "question.reply", "Reply to question request", func(c *Call, in *QuestionReply) (bool, error) {
 			return true, q.Service.Reply(in.RequestID, in.Answers, who(c))

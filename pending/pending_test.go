@@ -1,0 +1,257 @@
+package pending_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"tandem/errs"
+	"tandem/id"
+	"tandem/pending"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type recorder struct {
+	mu       sync.Mutex
+	asked    []string
+	resolved []string
+}
+
+func (r *recorder) hooks() pending.Hooks[string, string] {
+	return pending.Hooks[string, string]{
+		Asked: func(it pending.Item[string]) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.asked = append(r.asked, it.ID)
+		},
+		Resolved: func(it pending.Item[string], res pending.Resolution[string]) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.resolved = append(r.resolved, it.ID+"="+string(res.Cause)+":"+res.Reply)
+		},
+	}
+}
+
+func (r *recorder) snapshot() (asked, resolved []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.asked...), append([]string(nil), r.resolved...)
+}
+
+func newBroker(rec *recorder) *pending.Broker[string, string] {
+	return pending.New[string, string](id.Permission, "Permission request", func(reason string) string { return "rejected: " + reason }, rec.hooks())
+}
+
+// ask starts Ask in the background and waits until the item is listed.
+func ask(t *testing.T, ctx context.Context, b *pending.Broker[string, string], sessionID string, timeout time.Duration) (string, <-chan pending.Resolution[string]) {
+	t.Helper()
+	itemID := b.NewID()
+	done := make(chan pending.Resolution[string], 1)
+	go func() { done <- b.Ask(ctx, itemID, sessionID, "may I?", timeout) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok := b.Get(itemID); ok {
+			return itemID, done
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("item %s never became pending", itemID)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func await(t *testing.T, done <-chan pending.Resolution[string]) pending.Resolution[string] {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ask did not return")
+		return pending.Resolution[string]{}
+	}
+}
+
+func TestFiftyRacingRepliesHaveExactlyOneWinner(t *testing.T) {
+	rec := &recorder{}
+	b := newBroker(rec)
+	itemID, done := ask(t, context.Background(), b, "ses_1", 0)
+
+	const n = 50
+	errsOut := make([]error, n)
+	var start sync.WaitGroup
+	start.Add(1)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			start.Wait()
+			errsOut[i] = b.Reply(itemID, fmt.Sprintf("reply-%d", i), pending.Who{Client: fmt.Sprintf("client-%d", i)})
+		})
+	}
+	start.Done()
+	wg.Wait()
+	res := await(t, done)
+
+	winners := 0
+	for i, err := range errsOut {
+		if err == nil {
+			winners++
+			if res.Reply != fmt.Sprintf("reply-%d", i) || res.By.Client != fmt.Sprintf("client-%d", i) || res.Cause != pending.Replied {
+				t.Errorf("Ask returned %+v, but reply %d won", res, i)
+			}
+			continue
+		}
+		var e *errs.Error
+		if !errors.As(err, &e) || e.Kind != errs.Conflict {
+			t.Fatalf("loser %d: err = %v, want a Conflict", i, err)
+		}
+		if e.Data["reply"] != res.Reply || e.Data["cause"] != "reply" || e.Data["requestID"] != itemID {
+			t.Errorf("loser %d: conflict data %v does not carry the winner %q", i, e.Data, res.Reply)
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d replies won, want exactly 1", winners)
+	}
+	if _, resolved := rec.snapshot(); len(resolved) != 1 {
+		t.Errorf("Resolved hook ran %d times: %v", len(resolved), resolved)
+	}
+	if len(b.List("")) != 0 {
+		t.Error("the item is still listed after it was answered")
+	}
+}
+
+func TestReplyToAnUnknownIDIsNotFound(t *testing.T) {
+	b := newBroker(&recorder{})
+	err := b.Reply("per_doesnotexist", "yes", pending.Who{})
+	var e *errs.Error
+	if !errors.As(err, &e) || e.Kind != errs.NotFound || e.Name != "NotFoundError" {
+		t.Fatalf("err = %#v, want NotFound", err)
+	}
+}
+
+func TestTimeoutResolvesWithTheFallback(t *testing.T) {
+	rec := &recorder{}
+	b := newBroker(rec)
+	itemID, done := ask(t, context.Background(), b, "ses_1", 20*time.Millisecond)
+	res := await(t, done)
+	if res.Cause != pending.TimedOut || res.Reply != "rejected: "+res.Reason || res.Reason == "" {
+		t.Errorf("resolution = %+v", res)
+	}
+	err := b.Reply(itemID, "too late", pending.Who{})
+	var e *errs.Error
+	if !errors.As(err, &e) || e.Kind != errs.Conflict || e.Data["cause"] != "timeout" {
+		t.Errorf("a late reply: err = %v, want Conflict naming the timeout", err)
+	}
+}
+
+func TestCancelledContextResolvesAsCancelled(t *testing.T) {
+	b := newBroker(&recorder{})
+	ctx, cancel := context.WithCancel(context.Background())
+	itemID, done := ask(t, ctx, b, "ses_1", time.Hour)
+	cancel()
+	res := await(t, done)
+	if res.Cause != pending.Cancelled {
+		t.Errorf("cause = %s, want cancel", res.Cause)
+	}
+	if _, ok := b.Get(itemID); ok {
+		t.Error("a cancelled item is still pending")
+	}
+}
+
+func TestCancelSessionResolvesOnlyThatSessionsItems(t *testing.T) {
+	rec := &recorder{}
+	b := newBroker(rec)
+	a1, d1 := ask(t, context.Background(), b, "ses_a", 0)
+	_, d2 := ask(t, context.Background(), b, "ses_a", 0)
+	other, d3 := ask(t, context.Background(), b, "ses_b", 0)
+
+	if n := b.CancelSession("ses_a", "the session was deleted"); n != 2 {
+		t.Errorf("CancelSession cancelled %d, want 2", n)
+	}
+	for _, d := range []<-chan pending.Resolution[string]{d1, d2} {
+		if res := await(t, d); res.Cause != pending.Cancelled || res.Reason != "the session was deleted" {
+			t.Errorf("resolution = %+v", res)
+		}
+	}
+	if got := b.List(""); len(got) != 1 || got[0].ID != other {
+		t.Errorf("still pending: %v, want only %s", got, other)
+	}
+	if b.Cancel(a1, "again") {
+		t.Error("Cancel of a resolved item reported success")
+	}
+	if err := b.Reply(other, "yes", pending.Who{}); err != nil {
+		t.Fatal(err)
+	}
+	if res := await(t, d3); res.Reply != "yes" {
+		t.Errorf("other session's item: %+v", res)
+	}
+	asked, resolved := rec.snapshot()
+	if len(asked) != 3 || len(resolved) != 3 {
+		t.Errorf("hooks: asked %v resolved %v", asked, resolved)
+	}
+}
+
+func TestListIsOldestFirstAndFiltersBySession(t *testing.T) {
+	b := newBroker(&recorder{})
+	ctx, cancel := context.WithCancel(context.Background())
+	var ids []string
+	var dones []<-chan pending.Resolution[string]
+	for i := range 6 {
+		sessionID := "ses_even"
+		if i%2 == 1 {
+			sessionID = "ses_odd"
+		}
+		itemID, done := ask(t, ctx, b, sessionID, 0)
+		ids, dones = append(ids, itemID), append(dones, done)
+	}
+	var all []string
+	for _, it := range b.List("") {
+		all = append(all, it.ID)
+	}
+	if fmt.Sprint(all) != fmt.Sprint(ids) {
+		t.Errorf("List order %v, want %v", all, ids)
+	}
+	var odd []string
+	for _, it := range b.List("ses_odd") {
+		odd = append(odd, it.ID)
+		if it.SessionID != "ses_odd" || it.Request != "may I?" {
+			t.Errorf("item %+v", it)
+		}
+	}
+	if fmt.Sprint(odd) != fmt.Sprint([]string{ids[1], ids[3], ids[5]}) {
+		t.Errorf("List(ses_odd) = %v", odd)
+	}
+	cancel()
+	for _, d := range dones {
+		await(t, d)
+	}
+}
+
+func TestTheResolvedHookRunsBeforeTheWaiterWakes(t *testing.T) {
+	var order []string
+	var mu sync.Mutex
+	b := pending.New[string, string](id.Question, "Question", func(string) string { return "" }, pending.Hooks[string, string]{
+		Resolved: func(pending.Item[string], pending.Resolution[string]) {
+			mu.Lock()
+			order = append(order, "hook")
+			mu.Unlock()
+		},
+	})
+	itemID, done := ask(t, context.Background(), b, "ses_1", 0)
+	if err := b.Reply(itemID, "a", pending.Who{}); err != nil {
+		t.Fatal(err)
+	}
+	await(t, done)
+	mu.Lock()
+	order = append(order, "waiter")
+	got := fmt.Sprint(order)
+	mu.Unlock()
+	if got != "[hook waiter]" {
+		t.Errorf("order %s", got)
+	}
+}
