@@ -50,10 +50,13 @@ type Who struct {
 }
 
 // Hooks let the owning domain package publish events and record decisions. They run synchronously,
-// outside the broker's lock, in the order things happen.
+// outside the broker's lock, in the order things happen: Resolved before the waiter wakes (so the
+// "replied" event precedes whatever the waiter does next), Recorded after it (slow work such as a
+// database write, which should not delay the waiter).
 type Hooks[Req, Rep any] struct {
 	Asked    func(Item[Req])
 	Resolved func(Item[Req], Resolution[Rep])
+	Recorded func(Item[Req], Resolution[Rep])
 }
 
 // Broker holds the pending items of one kind.
@@ -184,11 +187,13 @@ func (b *Broker[Req, Rep]) resolve(itemID string, r Resolution[Rep]) (bool, *Res
 		b.order = b.order[1:]
 	}
 	b.mu.Unlock()
-	// The hook runs before the waiter wakes, so the "replied" event precedes whatever the waiter does next.
 	if b.hooks.Resolved != nil {
 		b.hooks.Resolved(e.item, r)
 	}
 	e.done <- r
+	if b.hooks.Recorded != nil {
+		b.hooks.Recorded(e.item, r)
+	}
 	return true, nil
 }
 

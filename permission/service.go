@@ -129,7 +129,7 @@ func New(o Options) *Service {
 		grants: map[string][]Rule{}, loaded: map[string]bool{}}
 	s.broker = pending.New[Request, Answer](id.Permission, "Permission request",
 		func(reason string) Answer { return Answer{Reply: Reject, Message: reason} },
-		pending.Hooks[Request, Answer]{Asked: s.asked, Resolved: s.resolved})
+		pending.Hooks[Request, Answer]{Asked: s.asked, Resolved: s.resolved, Recorded: s.record})
 	return s
 }
 
@@ -149,6 +149,11 @@ func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[Answer
 	s.publish(req.directory, "permission.replied", map[string]any{
 		"sessionID": req.SessionID, "requestID": req.ID, "reply": r.Reply.Reply, "cause": string(r.Cause),
 	})
+}
+
+// record appends a decision to the log, after the waiting tool call has been released.
+func (s *Service) record(it pending.Item[Request], r pending.Resolution[Answer]) {
+	req := it.Request
 	patterns, _ := json.Marshal(req.Patterns)
 	msg := r.Reply.Message
 	if err := s.db.LogDecision(context.Background(), store.Decision{

@@ -252,4 +252,3 @@ func (s *sseWriter) flush() error {
 	}
 	return s.err
 }
-

@@ -18,36 +18,46 @@ func (s *Service) sessionDiff(ctx context.Context, sessionID string) map[string]
 		return out
 	}
 	for _, wp := range page.Items {
-		for _, p := range wp.Parts {
-			if p.Type != "tool" || p.State == nil || p.State.Status != "completed" {
-				continue
-			}
-			fd, ok := p.State.Metadata["filediff"].(map[string]any)
-			if !ok {
-				continue
-			}
-			file, _ := fd["file"].(string)
-			before, _ := fd["before"].(string)
-			after, _ := fd["after"].(string)
-			if file == "" {
-				continue
-			}
-			d, seen := out[file]
-			if !seen {
-				d = FileDiff{File: file, Before: before, Status: "modified"}
-				if before == "" {
-					d.Status = "added"
-				}
-			}
-			d.After = after
-			out[file] = d
+		foldDiffs(out, wp.Parts)
+	}
+	return withStats(out)
+}
+
+// foldDiffs adds the file changes of completed tool parts (their metadata.filediff) to diffs.
+func foldDiffs(diffs map[string]FileDiff, parts []Part) {
+	for _, p := range parts {
+		if p.Type != "tool" || p.State == nil || p.State.Status != "completed" {
+			continue
 		}
+		fd, ok := p.State.Metadata["filediff"].(map[string]any)
+		if !ok {
+			continue
+		}
+		file, _ := fd["file"].(string)
+		before, _ := fd["before"].(string)
+		after, _ := fd["after"].(string)
+		if file == "" {
+			continue
+		}
+		d, seen := diffs[file]
+		if !seen {
+			d = FileDiff{File: file, Before: before, Status: "modified"}
+			if before == "" {
+				d.Status = "added"
+			}
+		}
+		d.After = after
+		diffs[file] = d
 	}
-	for file, d := range out {
+}
+
+// withStats fills in the line counts of each folded diff.
+func withStats(diffs map[string]FileDiff) map[string]FileDiff {
+	for file, d := range diffs {
 		d.Additions, d.Deletions = tool.DiffStat(d.Before, d.After)
-		out[file] = d
+		diffs[file] = d
 	}
-	return out
+	return diffs
 }
 
 func diffList(m map[string]FileDiff) []FileDiff {

@@ -121,7 +121,12 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 	var reply WithParts
 	var turnCost float64
 	var turnTokens Tokens
-	before := s.sessionDiff(bg, sid)
+	turnDiff := map[string]FileDiff{}
+	// The history is read once; each step's output is appended in memory.
+	history, err := s.history(bg, sid, user.ID)
+	if err != nil {
+		return reply, err
+	}
 	for n := 0; n < ag.MaxSteps; n++ {
 		zero := 0.0
 		msg := &Message{
@@ -152,10 +157,6 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		s.publishPart(dir, start)
 		parts := []Part{start}
 
-		history, err := s.history(bg, sid, user.ID)
-		if err != nil {
-			return reply, err
-		}
 		req := provider.Request{Model: t.input.Model.ModelID, System: system, Messages: history, Tools: specs}
 		callErr := s.callModel(ctx, ag, prov, req, st, dir, sid)
 		textParts := []*Part{st.rsn, st.text}
@@ -198,14 +199,15 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		s.publishPart(dir, finish)
 		parts = append(parts, finish)
 
+		// OpenCode announces the finish and then the completion; one write stores both.
 		msg.Finish, msg.Cost, msg.Tokens = reason, &cost, &tokens
-		if err := s.saveMessage(dir, *msg); err != nil {
-			return reply, err
-		}
+		s.publish(dir, "message.updated", map[string]any{"sessionID": sid, "info": *msg})
 		msg.Time.Completed = s.nowMS()
 		if err := s.saveMessage(dir, *msg); err != nil {
 			return reply, err
 		}
+		foldDiffs(turnDiff, parts)
+		history = appendStep(history, parts)
 		turnCost += cost
 		addTokens(&turnTokens, tokens)
 		reply = WithParts{Info: *msg, Parts: parts}
@@ -213,7 +215,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			break
 		}
 	}
-	s.finishTurn(dir, sid, user, before, turnCost, turnTokens)
+	s.finishTurn(dir, sid, user, turnDiff, turnCost, turnTokens)
 	return reply, nil
 }
 
@@ -261,12 +263,12 @@ func (s *Service) failTurn(dir string, msg *Message, parts []Part, ctx context.C
 		return WithParts{}, err
 	}
 	s.publish(dir, "session.error", map[string]any{"sessionID": msg.SessionID, "error": msg.Error})
-	s.finishTurn(dir, msg.SessionID, user, nil, 0, Tokens{})
+	s.finishTurn(dir, msg.SessionID, user, map[string]FileDiff{}, 0, Tokens{})
 	return WithParts{Info: *msg, Parts: parts}, nil
 }
 
 // finishTurn closes a turn the way OpenCode does: idle status, session.idle, the session and its diff.
-func (s *Service) finishTurn(dir, sid string, user Message, before map[string]FileDiff, cost float64, tokens Tokens) {
+func (s *Service) finishTurn(dir, sid string, user Message, turnDiff map[string]FileDiff, cost float64, tokens Tokens) {
 	bg := context.Background()
 	s.setStatus(dir, sid, Status{Type: "busy"})
 	s.setStatus(dir, sid, Status{Type: "idle"})
@@ -284,12 +286,7 @@ func (s *Service) finishTurn(dir, sid string, user Message, before map[string]Fi
 		x.Summary = &sum
 	})
 	s.publish(dir, "session.diff", map[string]any{"sessionID": sid, "diff": list})
-	turnDiffs := []FileDiff{}
-	for file, d := range diff {
-		if b, ok := before[file]; !ok || b.After != d.After {
-			turnDiffs = append(turnDiffs, d)
-		}
-	}
+	turnDiffs := diffList(withStats(turnDiff))
 	user.Summary = &MessageSummary{Diffs: turnDiffs}
 	_ = s.saveMessage(dir, user)
 }
@@ -426,34 +423,38 @@ func (s *Service) history(ctx context.Context, sessionID, upTo string) ([]provid
 			}
 			out = append(out, provider.Message{Role: provider.RoleUser, Text: b.String()})
 		case RoleAssistant:
-			if !included[wp.Info.ParentID] {
-				continue
+			if included[wp.Info.ParentID] {
+				out = appendStep(out, wp.Parts)
 			}
-			am := provider.Message{Role: provider.RoleAssistant}
-			var results []provider.Message
-			for _, p := range wp.Parts {
-				switch {
-				case p.Type == "text" && p.Text != nil:
-					am.Text += *p.Text
-				case p.Type == "tool" && p.State != nil && (p.State.Status == "completed" || p.State.Status == "error"):
-					am.ToolCalls = append(am.ToolCalls, provider.ToolCall{ID: p.CallID, Name: p.Tool, Input: p.State.Input})
-					r := provider.Message{Role: provider.RoleTool, ToolCallID: p.CallID, ToolName: p.Tool}
-					if p.State.Status == "completed" && p.State.Output != nil {
-						r.Text = *p.State.Output
-					} else {
-						r.Text, r.IsError = p.State.Error, true
-					}
-					results = append(results, r)
-				}
-			}
-			if am.Text == "" && len(am.ToolCalls) == 0 {
-				continue
-			}
-			out = append(out, am)
-			out = append(out, results...)
 		}
 	}
 	return out, nil
+}
+
+// appendStep adds one assistant step — its text, its finished tool calls and their results — to
+// a provider history.
+func appendStep(out []provider.Message, parts []Part) []provider.Message {
+	am := provider.Message{Role: provider.RoleAssistant}
+	var results []provider.Message
+	for _, p := range parts {
+		switch {
+		case p.Type == "text" && p.Text != nil:
+			am.Text += *p.Text
+		case p.Type == "tool" && p.State != nil && (p.State.Status == "completed" || p.State.Status == "error"):
+			am.ToolCalls = append(am.ToolCalls, provider.ToolCall{ID: p.CallID, Name: p.Tool, Input: p.State.Input})
+			r := provider.Message{Role: provider.RoleTool, ToolCallID: p.CallID, ToolName: p.Tool}
+			if p.State.Status == "completed" && p.State.Output != nil {
+				r.Text = *p.State.Output
+			} else {
+				r.Text, r.IsError = p.State.Error, true
+			}
+			results = append(results, r)
+		}
+	}
+	if am.Text == "" && len(am.ToolCalls) == 0 {
+		return out
+	}
+	return append(append(out, am), results...)
 }
 
 func tokensOf(u provider.Usage) Tokens {
