@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,18 +10,57 @@ import (
 	"tandem/tool"
 )
 
-// sessionDiff folds the file changes recorded by a session's completed tool calls into one diff
-// per file: the content before the first change and after the last one.
+// sessionDiff is the session's changes, one diff per file: the content before the first change
+// and after the last one. It is stored and kept current by each turn; a session without a stored
+// diff (a fork, or one from before diffs were stored) has it folded from its parts once.
 func (s *Service) sessionDiff(ctx context.Context, sessionID string) map[string]FileDiff {
 	out := map[string]FileDiff{}
-	page, err := s.Messages(ctx, sessionID, MessagesInput{})
+	if data, err := s.db.SessionDiff(ctx, sessionID); err == nil && data != nil {
+		var list []FileDiff
+		if json.Unmarshal(data, &list) == nil {
+			for _, d := range list {
+				out[d.File] = d
+			}
+			return out
+		}
+	}
+	page, err := s.messages(ctx, sessionID, MessagesInput{})
 	if err != nil {
 		return out
 	}
 	for _, wp := range page.Items {
 		foldDiffs(out, wp.Parts)
 	}
-	return withStats(out)
+	out = withStats(out)
+	s.storeDiff(ctx, sessionID, out)
+	return out
+}
+
+// addTurnDiff folds a turn's changes into the session's stored diff and returns the result.
+func (s *Service) addTurnDiff(ctx context.Context, sessionID string, turn map[string]FileDiff) map[string]FileDiff {
+	diff := s.sessionDiff(ctx, sessionID)
+	if len(turn) == 0 {
+		return diff
+	}
+	for file, d := range turn {
+		if prev, ok := diff[file]; ok {
+			d.Before, d.Status = prev.Before, prev.Status
+		}
+		diff[file] = d
+	}
+	diff = withStats(diff)
+	s.storeDiff(ctx, sessionID, diff)
+	return diff
+}
+
+func (s *Service) storeDiff(ctx context.Context, sessionID string, diff map[string]FileDiff) {
+	data, err := json.Marshal(diffList(diff))
+	if err == nil {
+		err = s.db.PutSessionDiff(ctx, sessionID, data)
+	}
+	if err != nil {
+		s.log.Warn("store session diff", "session", sessionID, "err", err)
+	}
 }
 
 // foldDiffs adds the file changes of completed tool parts (their metadata.filediff) to diffs.

@@ -360,6 +360,11 @@ func (s *Service) Messages(ctx context.Context, sessionID string, in MessagesInp
 	if _, err := s.Get(ctx, sessionID); err != nil {
 		return Page[WithParts]{}, err
 	}
+	return s.messages(ctx, sessionID, in)
+}
+
+// messages is Messages for callers that already know the session exists.
+func (s *Service) messages(ctx context.Context, sessionID string, in MessagesInput) (Page[WithParts], error) {
 	if in.Limit < 0 {
 		return Page[WithParts]{}, errs.E(errs.Invalid, "limit: must not be negative")
 	}

@@ -273,8 +273,7 @@ func (s *Service) finishTurn(dir, sid string, user Message, turnDiff map[string]
 	s.setStatus(dir, sid, Status{Type: "busy"})
 	s.setStatus(dir, sid, Status{Type: "idle"})
 	s.publish(dir, "session.idle", map[string]any{"sessionID": sid})
-	diff := s.sessionDiff(bg, sid)
-	list := diffList(diff)
+	list := diffList(s.addTurnDiff(bg, sid, turnDiff))
 	_, _ = s.mutate(bg, sid, func(x *Session) {
 		x.Cost += cost
 		addTokens(&x.Tokens, tokens)
@@ -392,7 +391,7 @@ func (allowAll) Check(context.Context, tool.Ask) error { return nil }
 // history turns the stored conversation up to the turn's user message into provider messages.
 // Prompts queued behind this turn are already stored, and stay out of its history.
 func (s *Service) history(ctx context.Context, sessionID, upTo string) ([]provider.Message, error) {
-	page, err := s.Messages(ctx, sessionID, MessagesInput{})
+	page, err := s.messages(ctx, sessionID, MessagesInput{})
 	if err != nil {
 		return nil, err
 	}

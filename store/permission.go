@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 )
 
 // Grant is a persisted "always" answer: in a project, requests of a permission matching a pattern
@@ -21,7 +20,7 @@ type Grant struct {
 
 // AddGrant stores a grant; a grant that already exists is kept as it is.
 func (s *DB) AddGrant(ctx context.Context, g Grant) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO permission_grants (id, project_id, permission, pattern, session_id, request_id, created)
+	_, err := s.exec(ctx, `INSERT INTO permission_grants (id, project_id, permission, pattern, session_id, request_id, created)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, permission, pattern) DO NOTHING`,
 		g.ID, g.ProjectID, g.Permission, g.Pattern, g.SessionID, g.RequestID, g.Created)
 	return wrap("add grant", err)
@@ -35,7 +34,7 @@ func (s *DB) Grants(ctx context.Context, projectID string) ([]Grant, error) {
 		q += ` WHERE project_id = ?`
 		args = append(args, projectID)
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created, id`, args...)
+	rows, err := s.query(ctx, q+` ORDER BY created, id`, args...)
 	if err != nil {
 		return nil, wrap("list grants", err)
 	}
@@ -54,7 +53,7 @@ func (s *DB) Grants(ctx context.Context, projectID string) ([]Grant, error) {
 // DeleteGrant removes a grant, or returns ErrNotFound.
 func (s *DB) DeleteGrant(ctx context.Context, id string) (Grant, error) {
 	var g Grant
-	err := s.db.QueryRowContext(ctx, `DELETE FROM permission_grants WHERE id = ?
+	err := s.queryRow(ctx, `DELETE FROM permission_grants WHERE id = ?
 		RETURNING id, project_id, permission, pattern, session_id, request_id, created`, id).
 		Scan(&g.ID, &g.ProjectID, &g.Permission, &g.Pattern, &g.SessionID, &g.RequestID, &g.Created)
 	if err != nil {
@@ -84,7 +83,7 @@ type Decision struct {
 
 // LogDecision appends to the decision log.
 func (s *DB) LogDecision(ctx context.Context, d Decision) error {
-	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO permission_decisions
+	_, err := s.exec(ctx, `INSERT OR REPLACE INTO permission_decisions
 		(request_id, session_id, directory, permission, patterns, reply, message, cause, client, addr, asked, decided)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.RequestID, d.SessionID, d.Directory, d.Permission, d.Patterns, d.Reply, d.Message, d.Cause, d.Client, d.Addr, d.Asked, d.Decided)
@@ -101,9 +100,10 @@ func (s *DB) Decisions(ctx context.Context, sessionID string, limit int) ([]Deci
 	}
 	q += ` ORDER BY decided DESC, request_id DESC`
 	if limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", limit)
+		q += " LIMIT ?"
+		args = append(args, limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, wrap("list decisions", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 )
@@ -23,8 +24,50 @@ var migrations embed.FS
 
 // DB is an open tandem database.
 type DB struct {
-	db   *sql.DB
-	path string
+	db    *sql.DB
+	path  string
+	stmts sync.Map // query text -> *sql.Stmt: SQLite statements are prepared once, not per call
+}
+
+// prepared returns the cached prepared statement for a query.
+func (s *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+func (s *DB) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := s.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (s *DB) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// queryRow is QueryRowContext through the statement cache; a prepare error surfaces from Scan.
+func (s *DB) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := s.prepared(ctx, query)
+	if err != nil {
+		return s.db.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // Open opens (creating if needed) the database at path and applies pending migrations.
@@ -58,6 +101,7 @@ func (s *DB) Path() string { return s.path }
 
 // Close checkpoints the WAL and closes the file.
 func (s *DB) Close() error {
+	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 	_, _ = s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 	return s.db.Close()
 }
@@ -121,7 +165,7 @@ type Session struct {
 
 // PutSession inserts or replaces a session.
 func (s *DB) PutSession(ctx context.Context, r Session) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, directory, parent_id, title, created, updated, data)
+	_, err := s.exec(ctx, `INSERT INTO sessions (id, directory, parent_id, title, created, updated, data)
 		VALUES (?, ?, NULLIF(?, ''), ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET directory = excluded.directory, parent_id = excluded.parent_id,
 		title = excluded.title, updated = excluded.updated, data = excluded.data`,
@@ -131,7 +175,7 @@ func (s *DB) PutSession(ctx context.Context, r Session) error {
 
 // GetSession returns one session, or ErrNotFound.
 func (s *DB) GetSession(ctx context.Context, id string) (Session, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT id, directory, COALESCE(parent_id, ''), title, created, updated, data FROM sessions WHERE id = ?`, id)
+	row := s.queryRow(ctx, `SELECT id, directory, COALESCE(parent_id, ''), title, created, updated, data FROM sessions WHERE id = ?`, id)
 	var r Session
 	err := row.Scan(&r.ID, &r.Directory, &r.ParentID, &r.Title, &r.Created, &r.Updated, &r.Data)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -181,9 +225,10 @@ func (s *DB) ListSessions(ctx context.Context, q SessionQuery) ([]Session, error
 	}
 	query += " ORDER BY updated DESC, id DESC"
 	if q.Limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", q.Limit)
+		query += " LIMIT ?"
+		args = append(args, q.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, wrap("list sessions", err)
 	}
@@ -205,7 +250,7 @@ func escapeLike(s string) string {
 
 // DeleteSession removes a session and, through foreign keys, its messages, parts and todos.
 func (s *DB) DeleteSession(ctx context.Context, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+	res, err := s.exec(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 	if err != nil {
 		return wrap("delete session", err)
 	}
@@ -233,14 +278,14 @@ type Part struct {
 
 // PutMessage inserts or replaces a message.
 func (s *DB) PutMessage(ctx context.Context, m Message) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO messages (id, session_id, created, data) VALUES (?, ?, ?, ?)
+	_, err := s.exec(ctx, `INSERT INTO messages (id, session_id, created, data) VALUES (?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, m.ID, m.SessionID, m.Created, m.Data)
 	return wrap("put message", err)
 }
 
 // PutPart inserts or replaces a part.
 func (s *DB) PutPart(ctx context.Context, p Part) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO parts (id, message_id, session_id, data) VALUES (?, ?, ?, ?)
+	_, err := s.exec(ctx, `INSERT INTO parts (id, message_id, session_id, data) VALUES (?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, p.ID, p.MessageID, p.SessionID, p.Data)
 	return wrap("put part", err)
 }
@@ -264,9 +309,10 @@ func (s *DB) ListMessages(ctx context.Context, q MessageQuery) ([]Message, map[s
 	}
 	query += ` ORDER BY created DESC, id DESC`
 	if q.Limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", q.Limit)
+		query += " LIMIT ?"
+		args = append(args, q.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, nil, wrap("list messages", err)
 	}
@@ -299,7 +345,7 @@ func (s *DB) partsOf(ctx context.Context, sessionID string, msgs []Message) (map
 	for _, m := range msgs {
 		want[m.ID] = true
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, message_id, session_id, data FROM parts WHERE session_id = ? ORDER BY message_id, id`, sessionID)
+	rows, err := s.query(ctx, `SELECT id, message_id, session_id, data FROM parts WHERE session_id = ? ORDER BY message_id, id`, sessionID)
 	if err != nil {
 		return nil, wrap("list parts", err)
 	}
@@ -319,7 +365,7 @@ func (s *DB) partsOf(ctx context.Context, sessionID string, msgs []Message) (map
 // GetMessage returns one message of a session with its parts, or ErrNotFound.
 func (s *DB) GetMessage(ctx context.Context, sessionID, messageID string) (Message, []Part, error) {
 	var m Message
-	err := s.db.QueryRowContext(ctx, `SELECT id, session_id, created, data FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID).
+	err := s.queryRow(ctx, `SELECT id, session_id, created, data FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID).
 		Scan(&m.ID, &m.SessionID, &m.Created, &m.Data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Message{}, nil, ErrNotFound
@@ -327,7 +373,7 @@ func (s *DB) GetMessage(ctx context.Context, sessionID, messageID string) (Messa
 	if err != nil {
 		return Message{}, nil, wrap("get message", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, message_id, session_id, data FROM parts WHERE message_id = ? ORDER BY id`, messageID)
+	rows, err := s.query(ctx, `SELECT id, message_id, session_id, data FROM parts WHERE message_id = ? ORDER BY id`, messageID)
 	if err != nil {
 		return Message{}, nil, wrap("get message parts", err)
 	}
@@ -346,7 +392,7 @@ func (s *DB) GetMessage(ctx context.Context, sessionID, messageID string) (Messa
 // MessageCursor returns the created time of a message, for paging.
 func (s *DB) MessageCursor(ctx context.Context, sessionID, messageID string) (int64, error) {
 	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT created FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID).Scan(&created)
+	err := s.queryRow(ctx, `SELECT created FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID).Scan(&created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
 	}
@@ -356,7 +402,7 @@ func (s *DB) MessageCursor(ctx context.Context, sessionID, messageID string) (in
 // RunningParts returns the parts whose document says a tool is still pending or running, so the
 // session package can mark them interrupted after a crash.
 func (s *DB) RunningParts(ctx context.Context) ([]Part, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, message_id, session_id, data FROM parts
+	rows, err := s.query(ctx, `SELECT id, message_id, session_id, data FROM parts
 		WHERE json_extract(data, '$.type') = 'tool' AND json_extract(data, '$.state.status') IN ('pending', 'running')`)
 	if err != nil {
 		return nil, wrap("running parts", err)
@@ -375,7 +421,7 @@ func (s *DB) RunningParts(ctx context.Context) ([]Part, error) {
 
 // UnfinishedMessages returns assistant messages that never completed (the process died mid-turn).
 func (s *DB) UnfinishedMessages(ctx context.Context) ([]Message, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, session_id, created, data FROM messages
+	rows, err := s.query(ctx, `SELECT id, session_id, created, data FROM messages
 		WHERE json_extract(data, '$.role') = 'assistant' AND json_extract(data, '$.time.completed') IS NULL`)
 	if err != nil {
 		return nil, wrap("unfinished messages", err)
@@ -395,7 +441,7 @@ func (s *DB) UnfinishedMessages(ctx context.Context) ([]Message, error) {
 // Todos returns a session's todo list document, or nil when it has none.
 func (s *DB) Todos(ctx context.Context, sessionID string) ([]byte, error) {
 	var data []byte
-	err := s.db.QueryRowContext(ctx, `SELECT data FROM todos WHERE session_id = ?`, sessionID).Scan(&data)
+	err := s.queryRow(ctx, `SELECT data FROM todos WHERE session_id = ?`, sessionID).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -404,7 +450,7 @@ func (s *DB) Todos(ctx context.Context, sessionID string) ([]byte, error) {
 
 // PutTodos replaces a session's todo list document.
 func (s *DB) PutTodos(ctx context.Context, sessionID string, data []byte) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO todos (session_id, data) VALUES (?, ?)
+	_, err := s.exec(ctx, `INSERT INTO todos (session_id, data) VALUES (?, ?)
 		ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
 	return wrap("put todos", err)
 }
@@ -430,4 +476,21 @@ func wrap(op string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("store: %s: %w", op, err)
+}
+
+// SessionDiff returns a session's folded diff document, or nil when none is stored yet.
+func (s *DB) SessionDiff(ctx context.Context, sessionID string) ([]byte, error) {
+	var data []byte
+	err := s.queryRow(ctx, `SELECT data FROM session_diffs WHERE session_id = ?`, sessionID).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return data, wrap("get session diff", err)
+}
+
+// PutSessionDiff replaces a session's folded diff document.
+func (s *DB) PutSessionDiff(ctx context.Context, sessionID string, data []byte) error {
+	_, err := s.exec(ctx, `INSERT INTO session_diffs (session_id, data) VALUES (?, ?)
+		ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
+	return wrap("put session diff", err)
 }
