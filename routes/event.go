@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -121,7 +122,9 @@ func (e *Events) pump(sw *sseWriter, sub *bus.Subscription, gone <-chan struct{}
 			if !ok {
 				if errors.Is(sub.Err(), bus.ErrClosed) {
 					sw.synthetic("", "server.shutdown", map[string]any{"reason": "the server is shutting down"})
-					_ = sw.flush()
+					if sw.flush() == nil {
+						sw.end()
+					}
 				}
 				return
 			}
@@ -146,8 +149,10 @@ func (e *Events) pump(sw *sseWriter, sub *bus.Subscription, gone <-chan struct{}
 	}
 }
 
-// responseHead is the status line and headers of a hijacked stream. Without a length or chunking
-// the body runs until the connection closes, which is what an event stream does.
+// responseHead is the status line and headers of a hijacked stream. The body is chunked, as
+// net/http would send it, and without "Connection: close": clients (undici, the OpenCode SDK) then
+// tell a clean end (the terminating chunk, written at shutdown) from a dropped connection, after
+// which they reconnect and replay.
 func responseHead(h http.Header) []byte {
 	var b []byte
 	b = append(b, "HTTP/1.1 200 OK\r\n"...)
@@ -159,7 +164,7 @@ func responseHead(h http.Header) []byte {
 			b = append(b, "\r\n"...)
 		}
 	}
-	b = append(b, "Connection: close\r\n\r\n"...)
+	b = append(b, "Transfer-Encoding: chunked\r\n\r\n"...)
 	return b
 }
 
@@ -223,6 +228,14 @@ func (s *sseWriter) synthetic(cursor, typ string, props map[string]any) {
 	s.frame(cursor, payload)
 }
 
+// end finishes a chunked body cleanly (the fallback path's net/http does this itself).
+func (s *sseWriter) end() {
+	if s.conn != nil && s.err == nil {
+		_ = s.conn.SetWriteDeadline(time.Now().Add(s.timeout))
+		_, s.err = s.conn.Write([]byte("0\r\n\r\n"))
+	}
+}
+
 func (s *sseWriter) flush() error {
 	if s.err != nil {
 		return s.err
@@ -233,11 +246,16 @@ func (s *sseWriter) flush() error {
 	deadline := time.Now().Add(s.timeout)
 	if s.conn != nil {
 		_ = s.conn.SetWriteDeadline(deadline)
-		if s.header != nil {
-			s.buf = append(s.header, s.buf...)
-			s.header = nil
+		out := make([]byte, 0, len(s.header)+len(s.buf)+16)
+		out = append(out, s.header...)
+		s.header = nil
+		if len(s.buf) > 0 {
+			out = strconv.AppendInt(out, int64(len(s.buf)), 16)
+			out = append(out, "\r\n"...)
+			out = append(out, s.buf...)
+			out = append(out, "\r\n"...)
 		}
-		_, s.err = s.conn.Write(s.buf)
+		_, s.err = s.conn.Write(out)
 	} else {
 		_ = s.rc.SetWriteDeadline(deadline)
 		if _, s.err = s.w.Write(s.buf); s.err == nil {
