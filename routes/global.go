@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"tandem/session"
 )
 
 // Global serves health, paths and the current project.
@@ -56,10 +58,10 @@ func (g *Global) Ops() []Op {
 			public().doc("The only route served without credentials."),
 		op(http.MethodGet, "/path", "path.get", "Get paths", func(c *Call, _ *struct{}) (Paths, error) {
 			home, _ := os.UserHomeDir()
-			return Paths{Home: home, State: g.StateDir, Config: g.ConfigDir, Worktree: worktree(c.Dir), Directory: c.Dir}, nil
+			return Paths{Home: home, State: g.StateDir, Config: g.ConfigDir, Worktree: session.Worktree(c.Dir), Directory: c.Dir}, nil
 		}),
 		op(http.MethodGet, "/project/current", "project.current", "Get current project", func(c *Call, _ *struct{}) (Project, error) {
-			wt := worktree(c.Dir)
+			wt := session.Worktree(c.Dir)
 			p := Project{ID: g.ProjectID(c.Dir), Worktree: wt, Name: filepath.Base(wt), Sandboxes: []string{},
 				Time: ProjectTime{Created: g.Started.UnixMilli(), Updated: g.Started.UnixMilli()}}
 			if p.ID != "global" {
@@ -67,19 +69,5 @@ func (g *Global) Ops() []Op {
 			}
 			return p, nil
 		}),
-	}
-}
-
-// worktree is the git work tree containing dir, or dir itself outside git.
-func worktree(dir string) string {
-	for d := dir; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return dir
-		}
-		d = parent
 	}
 }

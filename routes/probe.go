@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"tandem/session"
 )
 
 // Probes serves the OpenCode routes that clients read at startup to fill in side panels and
@@ -98,7 +99,7 @@ func (p *Probes) Ops() []Op {
 			return []FormatterStatus{}, nil
 		}).doc("Always empty: tandem runs no formatters after edits."),
 		op(http.MethodGet, "/vcs", "vcs.get", "Get VCS info", func(c *Call, _ *struct{}) (VcsInfo, error) {
-			return VcsInfo{Branch: gitBranch(worktree(c.Dir))}, nil
+			return VcsInfo{Branch: gitBranch(session.Worktree(c.Dir))}, nil
 		}).doc("The branch checked out in the directory's git work tree, read from its HEAD; `{}` outside git."),
 		op(http.MethodGet, "/experimental/capabilities", "experimental.capabilities.get", "Get capabilities", func(c *Call, _ *struct{}) (Capabilities, error) {
 			return Capabilities{}, nil

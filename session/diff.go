@@ -128,8 +128,8 @@ func (s *Service) Diff(ctx context.Context, sessionID, messageID string) ([]File
 	return diffList(s.sessionDiff(ctx, sessionID)), nil
 }
 
-// worktreeOf is the git work tree containing dir, or dir itself.
-func worktreeOf(dir string) string {
+// Worktree is the git work tree containing dir, or dir itself outside git.
+func Worktree(dir string) string {
 	for d := dir; ; {
 		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
 			return d

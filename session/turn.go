@@ -132,7 +132,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		msg := &Message{
 			ID: s.ids.New(id.Message), SessionID: sid, Role: RoleAssistant, ParentID: t.user.ID,
 			Agent: t.input.Agent, Mode: t.input.Agent, ModelID: t.input.Model.ModelID, ProviderID: t.input.Model.ProviderID,
-			Path: &MessagePath{Cwd: dir, Root: worktreeOf(dir)}, Cost: &zero, Tokens: &Tokens{},
+			Path: &MessagePath{Cwd: dir, Root: Worktree(dir)}, Cost: &zero, Tokens: &Tokens{},
 			Time: MessageTime{Created: s.nowMS()},
 		}
 		if err := s.saveMessage(dir, *msg); err != nil {
