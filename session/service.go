@@ -82,6 +82,8 @@ type CreateInput struct {
 	Metadata    map[string]any    `json:"metadata,omitempty"`
 	Permission  []permission.Rule `json:"permission,omitempty"`
 	WorkspaceID string            `json:"workspaceID,omitempty"`
+
+	forkOf string // set by Fork: the copied parts already carry changes, so the diff is folded later
 }
 
 // Validate checks the fields a client can get wrong.
@@ -144,6 +146,10 @@ func (s *Service) Create(ctx context.Context, directory string, in CreateInput) 
 	}
 	if err := s.put(ctx, sess); err != nil {
 		return Session{}, err
+	}
+	if in.forkOf == "" {
+		// A new session has changed nothing: store its (empty) diff so turns never fold it from parts.
+		s.storeDiff(ctx, sess.ID, map[string]FileDiff{})
 	}
 	s.publish(directory, "session.created", map[string]any{"sessionID": sess.ID, "info": sess})
 	return sess, nil
@@ -465,7 +471,7 @@ func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Ses
 		msgs = msgs[:cut]
 	}
 	fork, err := s.Create(ctx, src.Directory, CreateInput{
-		Title: s.forkTitle(ctx, src), Agent: src.Agent, Model: src.Model, Permission: src.Permission,
+		Title: s.forkTitle(ctx, src), Agent: src.Agent, Model: src.Model, Permission: src.Permission, forkOf: src.ID,
 	})
 	if err != nil {
 		return Session{}, err
