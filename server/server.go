@@ -141,9 +141,6 @@ func (s *Server) URL() string {
 // Port is the bound port.
 func (s *Server) Port() int { p, _ := strconv.Atoi(s.port); return p }
 
-// Loopback reports whether the server is bound to a loopback address.
-func (s *Server) Loopback() bool { return s.loopback }
-
 // Serve starts serving in the background. Connections that arrived before Serve wait in the
 // listener's backlog and are served, never dropped.
 func (s *Server) Serve() {

@@ -27,8 +27,6 @@ type step struct {
 	usage   provider.Usage
 }
 
-func (st *step) ctx() context.Context { return context.Background() }
-
 // open starts a streamed text or reasoning part.
 func (st *step) open(kind string) *Part {
 	empty := ""
@@ -53,7 +51,7 @@ func (st *step) closeStreams() error {
 			continue
 		}
 		p.Time.End = st.s.nowMS()
-		if err := st.s.putPart(st.ctx(), *p); err != nil {
+		if err := st.s.putPart(context.Background(), *p); err != nil {
 			return err
 		}
 		st.s.publishPart(st.dir, *p)

@@ -50,26 +50,19 @@ type Options struct {
 	MDNSDomain string
 }
 
-// Main is a running server with everything it owns; tests start it the way the CLI does.
+// Main is a running server with everything it owns; tests start it the way the CLI does. The
+// services it serves are the embedded ones, so the routes and the process share one set.
 type Main struct {
+	services
 	opts        Options
 	log         *slog.Logger
 	db          *store.DB
-	bus         *bus.Bus
-	sessions    *session.Service
-	perms       *permission.Service
-	questions   *question.Service
-	mcp         *mcp.Manager
-	ptys        *pty.Manager
-	runtime     *agentRuntime
-	auth        *auth.Authority
 	srv         *server.Server
 	password    string
 	generated   bool
 	statePath   string
 	unadvertise func()
 	stopMCP     func()
-	events      *routes.Events
 }
 
 // services are the domain objects the routes serve; documentOnly builds the API without them.
@@ -130,7 +123,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Main{opts: o, log: o.Logger}
+	m := &Main{opts: o, log: o.Logger, services: services{version: version, dir: dir, paths: o.Paths, cors: o.CORS}}
 	m.db, err = store.Open(ctx, filepath.Join(o.Paths.Data, "tandem.db"))
 	if err != nil {
 		return nil, err
@@ -171,10 +164,10 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.stopMCP = func() { stopMCP(); <-mcpStarted; _ = m.mcp.Close() }
 	m.ptys = pty.NewManager(pty.Options{Bus: m.bus, Logger: o.Logger})
 	builtins := tool.Builtins(tool.Options{})
-	allTools := func() []tool.Tool {
+	m.tools = func() []tool.Tool {
 		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
 	}
-	m.sessions.SetAgent(agentFor(m.runtime, m.perms, allTools))
+	m.sessions.SetAgent(agentFor(m.runtime, m.perms, m.tools))
 
 	user := o.Env("TANDEM_SERVER_USERNAME")
 	if user == "" {
@@ -186,16 +179,13 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 	m.auth = auth.New(auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth})
 
-	svc := services{version: version, dir: dir, paths: o.Paths, bus: m.bus, sessions: m.sessions, perms: m.perms,
-		questions: m.questions, mcp: m.mcp, ptys: m.ptys, runtime: m.runtime, auth: m.auth, cors: o.CORS, events: m.events,
-		tools: allTools}
 	var fallback http.Handler
 	if o.Web {
 		fallback = uiOnly(web.Handler())
 	}
 	m.srv, err = server.Listen(server.Config{
 		Hostname: o.Hostname, Port: o.Port, Directory: dir, CORS: o.CORS, Auth: m.auth,
-		PasswordSet: !m.generated && m.password != "", API: svc.api(), Fallback: fallback, Logger: o.Logger,
+		PasswordSet: !m.generated && m.password != "", API: m.api(), Fallback: fallback, Logger: o.Logger,
 	})
 	if err != nil {
 		m.ptys.Close()
@@ -253,9 +243,6 @@ func projectDir(d string) (string, error) {
 
 // URL is the server's address.
 func (m *Main) URL() string { return m.srv.URL() }
-
-// Password is the server password (generated or configured).
-func (m *Main) Password() string { return m.password }
 
 // Username is the accepted user name.
 func (m *Main) Username() string { return m.auth.Username() }
