@@ -12,17 +12,18 @@ import (
 // Kind classifies an error by what the caller should do about it.
 type Kind int
 
-// The kinds of error, each mapped to one HTTP status.
+// The kinds of error, each mapped to one HTTP status and default name by routes (describeKind).
 const (
-	Internal     Kind = iota // 500: a bug or an outage; details are logged, not shown
-	Invalid                  // 400: the request is malformed
-	NotFound                 // 404: the thing named does not exist
-	Conflict                 // 409: the request lost a race or the state forbids it
-	Forbidden                // 403: refused by policy
-	Unauthorized             // 401: no or wrong credentials
-	TooLarge                 // 413: the body is over the limit
-	Unsupported              // 415: the body is not JSON
-	Unavailable              // 503: shutting down or a dependency is down
+	Internal         Kind = iota // 500: a bug or an outage; details are logged, not shown
+	Invalid                      // 400: the request is malformed
+	NotFound                     // 404: the thing named does not exist
+	Conflict                     // 409: the request lost a race or the state forbids it
+	Forbidden                    // 403: refused by policy
+	Unauthorized                 // 401: no or wrong credentials
+	MethodNotAllowed             // 405: the path exists, the method does not
+	TooLarge                     // 413: the body is over the limit
+	Unsupported                  // 415: the body is not JSON
+	Unavailable                  // 503: shutting down or a dependency is down
 )
 
 // Error is a classified, user-presentable error.
@@ -77,27 +78,3 @@ func KindOf(err error) Kind {
 
 // Is reports whether err is an *Error of kind k.
 func Is(err error, k Kind) bool { return err != nil && KindOf(err) == k }
-
-// DefaultName is the client-visible name for errors of kind k that carry none of their own.
-func DefaultName(k Kind) string {
-	switch k {
-	case Invalid:
-		return "BadRequest"
-	case NotFound:
-		return "NotFoundError"
-	case Conflict:
-		return "ConflictError"
-	case Forbidden:
-		return "ForbiddenError"
-	case Unauthorized:
-		return "UnauthorizedError"
-	case TooLarge:
-		return "PayloadTooLargeError"
-	case Unsupported:
-		return "UnsupportedMediaTypeError"
-	case Unavailable:
-		return "UnavailableError"
-	default:
-		return "UnknownError"
-	}
-}

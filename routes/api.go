@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"tandem/errs"
 	"tandem/openapi"
 )
 
@@ -45,9 +46,7 @@ func (a *API) Router(guard Guard) chi.Router {
 		writeError(w, req, notFound("No route for %s %s", req.Method, req.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
-		writeJSONNoFail(w, http.StatusMethodNotAllowed, errorBody{
-			Name: "MethodNotAllowedError", Data: map[string]any{"message": req.Method + " is not allowed on " + req.URL.Path},
-		})
+		writeError(w, req, errs.E(errs.MethodNotAllowed, "%s is not allowed on %s", req.Method, req.URL.Path))
 	})
 	for _, op := range a.Ops() {
 		var h http.Handler = op.Handler
