@@ -14,6 +14,7 @@ import (
 
 	"tandem/errs"
 	"tandem/pending"
+	"tandem/process"
 )
 
 // These tests run @modelcontextprotocol/server-everything, the reference MCP server, installed by
@@ -56,7 +57,7 @@ func everythingHTTP(t *testing.T) json.RawMessage {
 	_ = l.Close()
 	cmd := exec.Command("node", entry, "streamableHttp")
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	ownProcessGroup(cmd)
+	process.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

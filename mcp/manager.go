@@ -33,6 +33,7 @@ import (
 	"tandem/errs"
 	"tandem/id"
 	"tandem/pending"
+	"tandem/process"
 )
 
 // protocolVersion is pinned because every MCP server in the wild speaks it, and asking for the newer
@@ -349,7 +350,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*conn, error) {
 		c.stderr = &tail{max: 4096}
 		cmd.Stderr = c.stderr
 		cmd.WaitDelay = time.Second
-		ownProcessGroup(cmd)
+		process.OwnGroup(cmd)
 		c.cmd = cmd
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
 	case "remote":

@@ -21,11 +21,11 @@ import (
 	"time"
 
 	creackpty "github.com/creack/pty"
-	"golang.org/x/sys/unix"
 
 	"tandem/bus"
 	"tandem/errs"
 	"tandem/id"
+	"tandem/process"
 )
 
 // Status is whether the PTY's process still runs.
@@ -222,7 +222,7 @@ func (m *Manager) Create(ctx context.Context, in CreateInput) (Info, error) {
 	}
 	tty, err := pollable(master)
 	if err != nil {
-		killSession(cmd.Process.Pid)
+		process.KillSession(cmd.Process.Pid)
 		_ = cmd.Wait()
 		return Info{}, &errs.Error{Kind: errs.Internal, Message: "cannot prepare the terminal", Err: err}
 	}
@@ -251,7 +251,7 @@ func (m *Manager) Create(ctx context.Context, in CreateInput) (Info, error) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		killSession(cmd.Process.Pid)
+		process.KillSession(cmd.Process.Pid)
 		_ = cmd.Wait()
 		_ = tty.Close()
 		return Info{}, errs.E(errs.Unavailable, "server is shutting down")
@@ -264,32 +264,6 @@ func (m *Manager) Create(ctx context.Context, in CreateInput) (Info, error) {
 	m.log.InfoContext(ctx, "pty started", "id", ptyID, "command", command, "pid", info.Pid, "cwd", cwd)
 	go s.run()
 	return info, nil
-}
-
-// pollable re-opens the PTY master as a non-blocking file registered with Go's poller. creack/pty
-// hands back a blocking descriptor, on which a Read can neither time out nor be interrupted by Close;
-// with the poller, closing the terminal always ends its reader.
-func pollable(master *os.File) (*os.File, error) {
-	defer master.Close()
-	rc, err := master.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	var dup int
-	var dupErr error
-	if err := rc.Control(func(fd uintptr) {
-		dup, dupErr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
-	}); err != nil {
-		return nil, err
-	}
-	if dupErr != nil {
-		return nil, dupErr
-	}
-	if err := unix.SetNonblock(dup, true); err != nil {
-		_ = unix.Close(dup)
-		return nil, err
-	}
-	return os.NewFile(uintptr(dup), "/dev/ptmx"), nil
 }
 
 func resolveCwd(directory, cwd string) (string, error) {
@@ -391,7 +365,7 @@ func (s *session) run() {
 	code := exitCode(s.cmd.ProcessState, waitErr)
 	// Whatever the shell left behind in its session would keep the terminal open (and keep running
 	// with no one to see it): the PTY's lifetime bounds its processes.
-	killSession(s.pid)
+	process.KillSession(s.pid)
 	select {
 	case <-readDone:
 	case <-time.After(drainGrace):
@@ -545,22 +519,6 @@ func (m *Manager) Update(ptyID string, in UpdateInput) (Info, error) {
 	return info, nil
 }
 
-// setSize is creack/pty's Setsize done through the poller's descriptor: (*os.File).Fd, which
-// Setsize calls, would switch the terminal back to blocking mode.
-func (s *session) setSize(sz Size) error {
-	rc, err := s.tty.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ioErr error
-	if err := rc.Control(func(fd uintptr) {
-		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(sz.Rows), Col: uint16(sz.Cols)})
-	}); err != nil {
-		return err
-	}
-	return ioErr
-}
-
 // Write sends input to the PTY as if typed. It blocks while the terminal's input queue is full (a
 // large paste into a program that reads slowly) until ctx ends.
 func (m *Manager) Write(ctx context.Context, ptyID string, input []byte) error {
@@ -606,7 +564,7 @@ func (m *Manager) Remove(ptyID string) error {
 	if !ok {
 		return notFound(ptyID)
 	}
-	killSession(s.pid)
+	process.KillSession(s.pid)
 	<-s.done
 	m.publish(s.directory, "pty.deleted", map[string]any{"id": ptyID})
 	m.log.Info("pty removed", "id", ptyID)
@@ -627,7 +585,7 @@ func (m *Manager) Close() {
 		s.mu.Lock()
 		s.endViewersLocked(ErrShutdown)
 		s.mu.Unlock()
-		killSession(s.pid)
+		process.KillSession(s.pid)
 	}
 	for _, s := range all {
 		<-s.done

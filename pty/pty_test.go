@@ -19,6 +19,7 @@ import (
 
 	"tandem/bus"
 	"tandem/errs"
+	"tandem/process"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -133,14 +134,7 @@ func waitExited(t *testing.T, m *Manager, ptyID string) Info {
 }
 
 // processAlive reports whether pid is a live process (a zombie awaiting a reaper counts as dead).
-func processAlive(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	_, live := statSession(stat)
-	return live
-}
+func processAlive(pid int) bool { return process.Alive(pid) }
 
 type event struct {
 	Type       string          `json:"type"`
@@ -684,7 +678,7 @@ func TestCloseKillsEverythingAndEndsViewers(t *testing.T) {
 		if processAlive(pids[i]) {
 			t.Errorf("process %d survived Close", pids[i])
 		}
-		if members, _ := sessionMembers(pids[i]); len(members) != 0 {
+		if members, _ := process.SessionMembers(pids[i]); len(members) != 0 {
 			t.Errorf("session %d still has %v", pids[i], members)
 		}
 	}

@@ -63,7 +63,9 @@ type Answer = []string
 // ErrDismissed is returned by Ask when the user rejects the question. OpenCode ends the turn without
 // calling the model again in that case, unlike a refused permission, so the prompt loop tests for it
 // with errors.Is.
-var ErrDismissed = errors.New("The user dismissed this question") //nolint:staticcheck // OpenCode's exact text reaches the clients
+//
+//lint:ignore ST1005 OpenCode's exact text reaches the clients
+var ErrDismissed = errors.New("The user dismissed this question")
 
 // ErrTimedOut is returned by Ask when nobody answered within the configured timeout. The model sees
 // it as the tool's error and can carry on with its own assumptions.

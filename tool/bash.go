@@ -1,20 +1,18 @@
 package tool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"tandem/process"
 )
 
 const (
@@ -122,7 +120,7 @@ func runCommand(ctx context.Context, call *Call, opts Options, in bashInput, cwd
 	cmd.Dir = cwd
 	cmd.Stdout = w
 	cmd.Stderr = w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	process.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		_ = r.Close()
 		_ = w.Close()
@@ -193,19 +191,19 @@ wait:
 		case <-expired:
 			expired = nil
 			timedOut = true
-			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			process.TerminateGroup(pgid)
 			grace = time.After(termGrace)
 		case <-grace:
 			grace = nil
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			process.KillGroup(pgid)
 		case <-done:
 			done = nil
 			aborted = true
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			process.KillGroup(pgid)
 		}
 	}
 	// The shell is gone; whatever it left running in its group goes too.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	process.KillGroup(pgid)
 	select {
 	case <-drained:
 	case <-time.After(drainGrace):
@@ -257,44 +255,9 @@ wait:
 // still tearing down. Zombies count as gone: where no init reaps orphans they never disappear.
 func awaitGroupGone(pgid int, limit time.Duration) {
 	deadline := time.Now().Add(limit)
-	for delay := 200 * time.Microsecond; groupRunning(pgid) && time.Now().Before(deadline); delay = min(2*delay, 20*time.Millisecond) {
+	for delay := 200 * time.Microsecond; process.GroupRunning(pgid) && time.Now().Before(deadline); delay = min(2*delay, 20*time.Millisecond) {
 		time.Sleep(delay)
 	}
-}
-
-// groupRunning reports whether any process of the group is alive and not a zombie. Signal 0 cannot
-// tell zombies apart, so on Linux the group's members are looked up in /proc.
-func groupRunning(pgid int) bool {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	if runtime.GOOS != "linux" {
-		return true
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// Fields after the parenthesised command name: state, ppid, pgrp, ...
-		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-		fields := strings.Fields(string(rest))
-		if len(fields) < 3 || fields[0] == "Z" || fields[0] == "X" {
-			continue
-		}
-		if group, _ := strconv.Atoi(fields[2]); group == pgid && pid > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 func signalName(state *os.ProcessState) string {

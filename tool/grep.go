@@ -84,6 +84,7 @@ func (Grep) Run(ctx context.Context, call *Call) (Result, error) {
 		return Result{}, err
 	}
 	if statErr != nil {
+		//lint:ignore ST1005 the model reads this sentence as the tool's output, worded as OpenCode words it
 		return Result{}, fmt.Errorf("Path not found: %s", t.Abs)
 	}
 

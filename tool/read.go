@@ -95,6 +95,7 @@ func (Read) Run(ctx context.Context, call *Call) (Result, error) {
 		return readDir(t, offset, limit)
 	}
 	if kind := binaryKind(t.Abs); kind != "" {
+		//lint:ignore ST1005 the model reads this sentence as the tool's output, worded as OpenCode words it
 		return Result{}, fmt.Errorf("Cannot read binary file: %s (%s). Use the bash tool with a suitable program if you need to inspect it.", t.Abs, kind)
 	}
 	return readLines(t, offset, limit)
@@ -236,8 +237,10 @@ func fileNotFound(abs string) error {
 		}
 	}
 	if len(similar) > 0 {
+		//lint:ignore ST1005 the model reads this sentence as the tool's output, worded as OpenCode words it
 		return fmt.Errorf("File not found: %s\n\nDid you mean one of these?\n%s", abs, strings.Join(similar, "\n"))
 	}
+	//lint:ignore ST1005 the model reads this sentence as the tool's output, worded as OpenCode words it
 	return fmt.Errorf("File not found: %s", abs)
 }
 

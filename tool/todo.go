@@ -79,6 +79,7 @@ func (TodoWrite) Run(ctx context.Context, call *Call) (Result, error) {
 		return Result{}, invalid("The todo list was not saved: %s.", strings.Join(problems, "; "))
 	}
 	if call.Todos == nil {
+		//lint:ignore ST1005 the model reads this sentence as the tool's output, worded as OpenCode words it
 		return Result{}, fmt.Errorf("This session has no todo list.")
 	}
 	if err := call.Gate.Check(ctx, Ask{Permission: "todowrite", Patterns: []string{"*"}, Always: []string{"*"}, Metadata: map[string]any{}}); err != nil {
@@ -105,6 +106,7 @@ func (TodoRead) Parameters() json.RawMessage {
 
 func (TodoRead) Run(ctx context.Context, call *Call) (Result, error) {
 	if call.Todos == nil {
+		//lint:ignore ST1005 the model reads this sentence as the tool's output, worded as OpenCode words it
 		return Result{}, fmt.Errorf("This session has no todo list.")
 	}
 	if err := call.Gate.Check(ctx, Ask{Permission: "todoread", Patterns: []string{"*"}, Always: []string{"*"}, Metadata: map[string]any{}}); err != nil {

@@ -51,6 +51,7 @@ func (g *tableGate) askFor(t *testing.T, permission string) Ask {
 	return Ask{}
 }
 
+//lint:ignore ST1005 mirrors the production refusal text the model sees
 var errRefused = errors.New("The user rejected permission to use this specific tool call.")
 
 // projectDir returns a fresh temporary directory with symlinks evaluated, so paths the tools

@@ -1,0 +1,17 @@
+//go:build !unix
+
+package pty
+
+import (
+	"errors"
+	"os"
+)
+
+// pollable is never reached where creack/pty cannot start a terminal; it refuses rather than guess.
+func pollable(master *os.File) (*os.File, error) {
+	_ = master.Close()
+	return nil, errors.ErrUnsupported
+}
+
+// setSize cannot resize a terminal this platform cannot start.
+func (s *session) setSize(Size) error { return errors.ErrUnsupported }
