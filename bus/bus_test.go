@@ -7,10 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"tandem/bus"
+	"tandem/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -67,7 +69,7 @@ func TestPublishEncodesBothEnvelopes(t *testing.T) {
 	if err := b.Publish("", "server.thing", nil); err != nil {
 		t.Fatal(err)
 	}
-	first, second := <-sub.Events(), <-sub.Events()
+	first, second := next(t, sub), next(t, sub)
 
 	var payload struct {
 		ID         string            `json:"id"`
@@ -167,7 +169,7 @@ func TestReplay(t *testing.T) {
 			publishN(t, b, "", 0, 20)
 			var seen []*bus.Event
 			for range 20 {
-				seen = append(seen, <-rec.Events())
+				seen = append(seen, next(t, rec))
 			}
 			sub, r, err := b.Subscribe(tt.cursor(b, seen), nil)
 			if err != nil {
@@ -185,7 +187,7 @@ func TestReplay(t *testing.T) {
 			}
 			// The live stream continues right after the replay.
 			publishN(t, b, "", 20, 1)
-			if got := indexOf(t, <-sub.Events()); got != 20 {
+			if got := indexOf(t, next(t, sub)); got != 20 {
 				t.Errorf("first live event %d, want 20", got)
 			}
 		})
@@ -209,7 +211,7 @@ func TestReplayAppliesTheFilter(t *testing.T) {
 	}
 	publishN(t, b, "/a", 7, 1)
 	publishN(t, b, "/b", 8, 1)
-	if got := indexOf(t, <-sub.Events()); got != 8 {
+	if got := indexOf(t, next(t, sub)); got != 8 {
 		t.Errorf("live event %d, want 8 (the /a one is filtered out)", got)
 	}
 }
@@ -234,7 +236,18 @@ func TestSubscribeDuringPublishLosesNothing(t *testing.T) {
 			defer sub.Close()
 			got := indexes(t, r.Replay)
 			for len(got) < total {
-				got = append(got, indexOf(t, <-sub.Events()))
+				// t.Fatal is for the test's goroutine; here a missing event ends this subscriber.
+				select {
+				case e, ok := <-sub.Events():
+					if !ok {
+						t.Errorf("subscription closed after %d of %d events", len(got), total)
+						return
+					}
+					got = append(got, indexOf(t, e))
+				case <-time.After(testenv.Patience):
+					t.Errorf("subscriber got %d of %d events, then nothing for %s", len(got), total, testenv.Patience)
+					return
+				}
 			}
 			results[k] = got
 		})
@@ -262,7 +275,7 @@ func TestASlowSubscriberIsDroppedAndOthersKeepReceiving(t *testing.T) {
 	defer fast.Close()
 	for i := range 100 {
 		publishN(t, b, "", i, 1)
-		if got := indexOf(t, <-fast.Events()); got != i {
+		if got := indexOf(t, next(t, fast)); got != i {
 			t.Fatalf("fast subscriber got %d, want %d", got, i)
 		}
 	}
@@ -319,7 +332,7 @@ func TestCloseOfASubscriptionIsCleanAndRepeatable(t *testing.T) {
 	}
 	sub.Close()
 	sub.Close()
-	if _, open := <-sub.Events(); open {
+	if _, open := testenv.Recv(t, sub.Events(), "Events closing"); open {
 		t.Error("Events still open after Close")
 	}
 	if sub.Err() != nil {
@@ -338,4 +351,15 @@ func BenchmarkPublish(b *testing.B) {
 	for b.Loop() {
 		_ = bs.Publish("/tmp", "session.updated", props)
 	}
+}
+
+// next is the subscriber's next event; the test fails if none arrives within testenv.Patience or the
+// stream ends.
+func next(t *testing.T, sub *bus.Subscription) *bus.Event {
+	t.Helper()
+	e, ok := testenv.Recv(t, sub.Events(), "next event")
+	if !ok {
+		t.Fatalf("the subscription ended: %v", sub.Err())
+	}
+	return e
 }

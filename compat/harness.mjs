@@ -17,10 +17,15 @@ export const password = 'compat-secret-4d1e';
 /** The OpenCode platform binary npm installed as an optional dependency of opencode-ai. */
 export const opencodeBin = path.join(here, 'node_modules', `opencode-${platform()}-${arch()}`, 'bin', 'opencode');
 
-/** Why the suites cannot run here, or null. */
+/** Why the suites cannot run here, or null; under CI (CI=true) a missing dependency throws instead. */
 export function missing() {
-  if (!existsSync(bin)) return `no tandem binary at ${bin} (build it and set TANDEM_BIN)`;
-  return null;
+  return requiredInCI(existsSync(bin) ? null : `no tandem binary at ${bin} (build it and set TANDEM_BIN)`);
+}
+
+/** Returns why (locally, to skip with that message), or throws it under CI, which installs everything. */
+export function requiredInCI(why) {
+  if (why && process.env.CI === 'true') throw new Error(`missing dependency (CI must install it): ${why}`);
+  return why;
 }
 
 /** An isolated HOME with XDG directories inside it, so nothing on the machine leaks in or out. */

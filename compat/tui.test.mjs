@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { isolatedHome, missing, opencodeBin, password, startTandem, user, waitFor } from './harness.mjs';
+import { isolatedHome, missing, opencodeBin, password, requiredInCI, startTandem, user, waitFor } from './harness.mjs';
 
 function whyNot() {
   const m = missing();
   if (m) return m;
-  if (spawnSync('tmux', ['-V']).status !== 0) return 'tmux is not installed (apt-get install tmux)';
-  if (!existsSync(opencodeBin)) return `no OpenCode binary at ${opencodeBin} (npm ci in compat/)`;
+  if (spawnSync('tmux', ['-V']).status !== 0) return requiredInCI('tmux is not installed (apt-get install tmux)');
+  if (!existsSync(opencodeBin)) return requiredInCI(`no OpenCode binary at ${opencodeBin} (npm ci in compat/)`);
   return false;
 }
 

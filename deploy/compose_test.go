@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v4"
+
+	"tandem/testenv"
 )
 
 // composeFile is the part of `docker-compose config` output the tests read.
@@ -32,14 +34,7 @@ type composeFile struct {
 // (CI=true) its absence fails the test instead of skipping it.
 func dockerCompose(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("docker-compose")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("docker-compose is not installed; CI must install it (apt-get install docker-compose)")
-		}
-		t.Skip("docker-compose is not installed (apt-get install docker-compose); CI runs this test")
-	}
-	return path
+	return testenv.Program(t, "docker-compose", "apt-get install docker-compose")
 }
 
 // composeConfig runs docker-compose on the repository's compose file with

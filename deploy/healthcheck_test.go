@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+
+	"tandem/testenv"
 )
 
 // busyboxBin makes a directory whose sh, wget, base64, tr and printf are
@@ -15,13 +17,7 @@ import (
 // CI installs busybox, so there (CI=true) its absence fails the test.
 func busyboxBin(t *testing.T) string {
 	t.Helper()
-	busybox, err := exec.LookPath("busybox")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("busybox is not installed; CI must install it (apt-get install busybox)")
-		}
-		t.Skip("busybox is not installed (apt-get install busybox); CI runs this test")
-	}
+	busybox := testenv.Program(t, "busybox", "apt-get install busybox")
 	dir := t.TempDir()
 	for _, applet := range []string{"sh", "wget", "base64", "tr", "printf"} {
 		if err := os.Symlink(busybox, filepath.Join(dir, applet)); err != nil {

@@ -11,15 +11,30 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const repo = path.resolve(here, '..');
 export const bin = path.resolve(process.env.TANDEM_BIN || path.join(repo, 'tandem'));
 export const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
-export const shots = path.join(here, 'screenshots');
+// Screenshots go to a temporary directory, so a test run leaves the checkout clean; set
+// UPDATE_SCREENSHOTS=1 to rewrite the committed ones in e2e/screenshots (the README shows them).
+export const shots = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(here, 'screenshots') : path.join(tmpdir(), 'tandem-e2e-screenshots');
 export const everything = path.join(here, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 export const password = 'e2e-password-7f3a';
 
-/** Why the whole suite cannot run here, or null. */
+/**
+ * Why the whole suite cannot run here, or null. Under CI (CI=true, set by .ci/run) a missing
+ * dependency throws instead: CI installs everything, so absence is a broken setup, never a pass.
+ */
 export function missing() {
+  return requiredInCI(whyMissing());
+}
+
+function whyMissing() {
   if (!existsSync(bin)) return `no tandem binary at ${bin} (go build -o tandem ./cmd/tandem, or set TANDEM_BIN)`;
   if (!existsSync(chromiumPath)) return `no Chromium at ${chromiumPath} (apt-get install chromium)`;
   return null;
+}
+
+/** Returns why (locally, to skip with that message), or throws it under CI. */
+export function requiredInCI(why) {
+  if (why && process.env.CI === 'true') throw new Error(`missing dependency (CI must install it): ${why}`);
+  return why;
 }
 
 /**
@@ -118,7 +133,7 @@ export async function loggedInPage(browser, server, options = {}, initScript = n
   return page;
 }
 
-/** Saves a screenshot to e2e/screenshots/NAME.png. */
+/** Saves a screenshot as NAME.png in shots. */
 export async function shot(page, name) {
   mkdirSync(shots, { recursive: true });
   await page.screenshot({ path: path.join(shots, `${name}.png`) });

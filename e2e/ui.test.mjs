@@ -20,16 +20,13 @@ describe('the browser UI', { skip: why || false }, () => {
     await server?.stop();
   });
 
-  // Scenarios whose API has not landed yet are skipped, naming the endpoint.
-  async function needs(t, ...paths) {
+  // The API a scenario drives must be served: a route that went missing (404) fails the scenario
+  // with the endpoint's name, instead of the browser timing out on a selector.
+  async function needs(...paths) {
     for (const p of paths) {
       const res = await rest(server, 'GET', p);
-      if (res.status === 404 && /No route/i.test(JSON.stringify(res.data))) {
-        t.skip(`GET ${p} is not served yet`);
-        return false;
-      }
+      assert.notEqual(res.status, 404, `GET ${p} is not served: ${JSON.stringify(res.data)}`);
     }
-    return true;
   }
 
   async function prompt(page, text) {
@@ -106,7 +103,7 @@ describe('the browser UI', { skip: why || false }, () => {
   });
 
   test('answers an `ask:` question', async (t) => {
-    if (!(await needs(t, '/question'))) return;
+    await needs('/question');
     const page = await loggedInPage(browser, server);
     await prompt(page, 'ask: Which DB? | Postgres | SQLite');
     const dialog = page.locator('[data-testid="pending-dialog"][data-kind="question"]');
@@ -168,7 +165,7 @@ describe('the browser UI', { skip: why || false }, () => {
   });
 
   test('types `echo hi` in a terminal and reads it back, also after a reload', async (t) => {
-    if (!(await needs(t, '/pty'))) return;
+    await needs('/pty');
     const page = await loggedInPage(browser, server, {}, () => {
       // Keeps every WebSocket the page opens, so the test can drop one.
       const Native = window.WebSocket;
@@ -209,7 +206,7 @@ describe('the browser UI', { skip: why || false }, () => {
   });
 
   test('fills server-everything’s elicitation form, with an invalid value flagged first', async (t) => {
-    if (!(await needs(t, '/mcp', '/mcp/elicitation'))) return;
+    await needs('/mcp', '/mcp/elicitation');
     const page = await loggedInPage(browser, server);
     await page.click('nav >> text=MCP');
     const form = page.locator('form.add-server');

@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +14,7 @@ import (
 	"tandem/errs"
 	"tandem/pending"
 	"tandem/process"
+	"tandem/testenv"
 )
 
 // These tests run @modelcontextprotocol/server-everything, the reference MCP server, installed by
@@ -22,21 +22,7 @@ import (
 
 func everythingEntry(t *testing.T) string {
 	t.Helper()
-	entry, err := filepath.Abs("testdata/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, statErr := os.Stat(entry)
-	_, nodeErr := exec.LookPath("node")
-	if statErr == nil && nodeErr == nil {
-		return entry
-	}
-	msg := "server-everything is not installed: run `npm ci` in mcp/testdata/everything, with Node >= 18 on PATH"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return testenv.ServerEverything(t)
 }
 
 func everythingStdio(t *testing.T) json.RawMessage {

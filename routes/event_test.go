@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tandem/bus"
+	"tandem/testenv"
 )
 
 // sseFrame is one server-sent event as the wire carries it.
@@ -271,11 +272,11 @@ func TestSSESlowSubscriberIsDroppedWhileAnotherKeepsReceiving(t *testing.T) {
 	if _, err := fmt.Fprintf(stuck, "GET /event HTTP/1.1\r\nHost: %s\r\nAuthorization: Basic %s\r\n\r\n", host, creds); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the silent client to subscribe", func() bool { return s.bus.Subscribers() == 1 })
+	testenv.Eventually(t, "the silent client to subscribe", func() bool { return s.bus.Subscribers() == 1 })
 
 	reader := s.openStream(t, "/event", "")
 	reader.connected()
-	waitFor(t, "the reader to subscribe", func() bool { return s.bus.Subscribers() == 2 })
+	testenv.Eventually(t, "the reader to subscribe", func() bool { return s.bus.Subscribers() == 2 })
 
 	blob := strings.Repeat("x", 64<<10)
 	published := 0
@@ -300,15 +301,4 @@ func TestSSESlowSubscriberIsDroppedWhileAnotherKeepsReceiving(t *testing.T) {
 		}
 	}
 	t.Logf("the silent client was dropped after %d events of 64 KiB", published)
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }

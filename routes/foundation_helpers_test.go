@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"tandem/server"
 	"tandem/session"
 	"tandem/store"
+	"tandem/testenv"
 )
 
 // The credentials every foundation test server accepts.
@@ -61,7 +61,7 @@ func startAPIServer(tb testing.TB, o apiOptions) *apiServer {
 	svc := session.New(session.Options{DB: db, Bus: b, Version: "test"})
 	a := auth.New(auth.Credentials{Username: apiUser, Password: apiPassword})
 	srv, err := server.Listen(server.Config{
-		Port: unusedPort(tb), Directory: dir, Auth: a, PasswordSet: true,
+		Port: testenv.UnusedPort(tb), Directory: dir, Auth: a, PasswordSet: true,
 		API: &routes.API{Modules: []routes.Module{
 			&routes.Global{Version: "test", ProjectID: svc.ProjectID, Started: time.Now()},
 			&routes.Events{Bus: b, Heartbeat: time.Hour, WriteTimeout: o.writeTimeout},
@@ -92,17 +92,6 @@ func startAPIServer(tb testing.TB, o apiOptions) *apiServer {
 		}
 	})
 	return s
-}
-
-// unusedPort asks the kernel for a free loopback port, so tests never fight over 4096.
-func unusedPort(tb testing.TB) int {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // newRequest builds an authenticated request; a non-empty body is sent as JSON.

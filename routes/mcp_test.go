@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 
 	"tandem/mcp"
 	"tandem/routes"
+	"tandem/testenv"
 )
 
 // formMCPServer is a real MCP server over Streamable HTTP whose "signup" tool asks for a form.
@@ -163,17 +161,7 @@ func TestMCPRoutes(t *testing.T) {
 // TestMCPRoutesWithServerEverything is the README's walkthrough: add the reference server with one
 // POST /mcp and answer its elicitation over REST.
 func TestMCPRoutesWithServerEverything(t *testing.T) {
-	entry, err := filepath.Abs("../mcp/testdata/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, statErr := os.Stat(entry); statErr != nil || !hasNode() {
-		msg := "server-everything is not installed: run `npm ci` in mcp/testdata/everything, with Node >= 18 on PATH"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	entry := testenv.ServerEverything(t)
 	m := mcp.New(mcp.Options{})
 	s := startAskServer(t, &routes.MCP{Manager: m})
 	t.Cleanup(func() { _ = m.Close() })
@@ -187,11 +175,6 @@ func TestMCPRoutesWithServerEverything(t *testing.T) {
 	if r := awaitTool(t, done); r.err != nil || !strings.Contains(r.text, "User provided the requested information") || !strings.Contains(r.text, "ada@example.com") {
 		t.Fatalf("tool = %q, %v", r.text, r.err)
 	}
-}
-
-func hasNode() bool {
-	_, err := exec.LookPath("node")
-	return err == nil
 }
 
 func TestQuestionAndMCPOperationsAreDocumented(t *testing.T) {

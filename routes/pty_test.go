@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,6 +25,7 @@ import (
 	"tandem/pty"
 	"tandem/routes"
 	"tandem/server"
+	"tandem/testenv"
 )
 
 // ptyWait only bounds how long a broken test hangs; nothing asserts on time.
@@ -54,7 +54,7 @@ func startPTYServer(tb testing.TB, o ptyServerOptions) *ptyServer {
 	api := &routes.API{Modules: []routes.Module{&routes.Ptys{Manager: m, CORS: []string{allowedOrigin}, WriteTimeout: o.writeTimeout}}}
 	dir := tb.TempDir()
 	srv, err := server.Listen(server.Config{
-		Port: freePort(tb), Directory: dir, CORS: []string{allowedOrigin},
+		Port: testenv.UnusedPort(tb), Directory: dir, CORS: []string{allowedOrigin},
 		Auth: auth.New(auth.Credentials{Username: "tandem", Password: "secret"}), PasswordSet: true, API: api,
 	})
 	if err != nil {
@@ -72,16 +72,6 @@ func startPTYServer(tb testing.TB, o ptyServerOptions) *ptyServer {
 		b.Close()
 	})
 	return &ptyServer{base: strings.TrimSuffix(srv.URL(), "/"), m: m, dir: dir}
-}
-
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func ptyBasicAuth() string {

@@ -17,6 +17,7 @@ import (
 	"tandem/question"
 	"tandem/routes"
 	"tandem/server"
+	"tandem/testenv"
 )
 
 // askServer is the real server (auth, guards, directory scoping) with the given route modules.
@@ -32,7 +33,7 @@ func startAskServer(t *testing.T, modules ...routes.Module) *askServer {
 	t.Cleanup(func() { goleak.VerifyNone(t, opts) })
 	dir := t.TempDir()
 	srv, err := server.Listen(server.Config{
-		Port: freePort(t), Directory: dir,
+		Port: testenv.UnusedPort(t), Directory: dir,
 		Auth: auth.New(auth.Credentials{Username: "tandem", Password: "secret"}), PasswordSet: true,
 		API: &routes.API{Modules: modules},
 	})

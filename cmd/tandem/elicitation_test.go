@@ -3,13 +3,11 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"tandem/mcp"
+	"tandem/testenv"
 )
 
 // TestTheAgentCallsServerEverythingAndItsFormIsAnsweredOverREST drives the whole elicitation path
@@ -17,26 +15,14 @@ import (
 // tool is approved over REST, the form waits at GET /mcp/elicitation, an invalid answer is refused
 // and leaves it pending, and a valid one completes the tool with the answer in its result.
 func TestTheAgentCallsServerEverythingAndItsFormIsAnsweredOverREST(t *testing.T) {
-	entry, err := filepath.Abs("../../mcp/testdata/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(entry); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("server-everything is not installed (npm ci in mcp/testdata/everything): %v", err)
-		}
-		t.Skip("server-everything is not installed: run `npm ci` in mcp/testdata/everything")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not on PATH")
-	}
+	entry := testenv.ServerEverything(t)
 	cfg, _ := json.Marshal(map[string]any{"mcp": map[string]any{
 		"everything": map[string]any{"type": "local", "command": []string{"node", entry, "stdio"}},
 	}})
 	td := startTandem(t, setup{config: string(cfg)})
 	events := td.subscribe(t)
 
-	eventually(t, "server-everything connected", func() bool {
+	testenv.Eventually(t, "server-everything connected", func() bool {
 		var status map[string]mcp.Status
 		td.call(t, http.MethodGet, "/mcp", "", http.StatusOK, &status)
 		return status["everything"].Status == "connected"
@@ -46,14 +32,14 @@ func TestTheAgentCallsServerEverythingAndItsFormIsAnsweredOverREST(t *testing.T)
 
 	// MCP tools ask by default; the permission key is the tool's name.
 	var asked []permissionRequest
-	eventually(t, "the MCP tool asks permission", func() bool { asked = td.pending(t, sid); return len(asked) == 1 })
+	testenv.Eventually(t, "the MCP tool asks permission", func() bool { asked = td.pending(t, sid); return len(asked) == 1 })
 	if asked[0].Permission != "everything_trigger-elicitation-request" {
 		t.Fatalf("permission = %q", asked[0].Permission)
 	}
 	td.reply(t, asked[0].ID, "once", "")
 
 	var pending []mcp.Elicitation
-	eventually(t, "the form is pending", func() bool {
+	testenv.Eventually(t, "the form is pending", func() bool {
 		td.call(t, http.MethodGet, "/mcp/elicitation", "", http.StatusOK, &pending)
 		return len(pending) == 1
 	})

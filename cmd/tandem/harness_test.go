@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 
 	"tandem/provider/providertest"
 	"tandem/session"
+	"tandem/testenv"
 )
 
 // The credentials every test server is started with (through Options.Env, never the process env).
@@ -70,7 +70,8 @@ func newTandem(tb testing.TB, s setup) *tandem {
 		tb.Cleanup(func() { goleak.VerifyNone(tb, ignore) })
 	}
 	td := &tandem{project: tb.TempDir(), data: tb.TempDir(), env: map[string]string{"TANDEM_SERVER_PASSWORD": testPassword},
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}}
+		// The header timeout also covers /event, whose body streams for the whole test.
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128, ResponseHeaderTimeout: waitLimit}}}
 	maps.Copy(td.env, s.env)
 	if s.config != "" {
 		if err := os.WriteFile(filepath.Join(td.project, "tandem.json"), []byte(s.config), 0o600); err != nil {
@@ -84,7 +85,7 @@ func newTandem(tb testing.TB, s setup) *tandem {
 func (td *tandem) start(tb testing.TB) {
 	tb.Helper()
 	m, err := Start(context.Background(), Options{
-		Hostname: "127.0.0.1", Port: unusedPort(tb), Directory: td.project,
+		Hostname: "127.0.0.1", Port: testenv.UnusedPort(tb), Directory: td.project,
 		Paths: Paths{Data: td.data, State: td.data, Config: td.data},
 		Env:   func(k string) string { return td.env[k] }, Heartbeat: time.Hour,
 	})
@@ -114,17 +115,6 @@ func (td *tandem) restart(tb testing.TB) {
 	td.start(tb)
 }
 
-// unusedPort asks the kernel for a free loopback port (port 0 would try 4096 first).
-func unusedPort(tb testing.TB) int {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // try sends an authenticated request and never fails the test: for goroutines other than the
 // test's own, which must not call t.Fatal.
 func (td *tandem) try(method, path, body string, headers ...string) (int, []byte, error) {
@@ -132,7 +122,10 @@ func (td *tandem) try(method, path, body string, headers ...string) (int, []byte
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, td.base+path, rd)
+	// A request that never answers fails after waitLimit instead of hanging the suite.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, td.base+path, rd)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -553,18 +546,6 @@ func commandOf(p session.Part) string {
 	return in.Command
 }
 
-// eventually polls cond until it holds (for state only visible through REST or the OS).
-func eventually(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for delay := time.Millisecond; !cond(); delay = min(2*delay, 50*time.Millisecond) {
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s: still not true after %s", what, waitLimit)
-		}
-		time.Sleep(delay)
-	}
-}
-
 // processAlive reports whether pid runs and is not a zombie.
 func processAlive(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
@@ -583,7 +564,7 @@ func processAlive(pid int) bool {
 func readPID(tb testing.TB, path string) int {
 	tb.Helper()
 	var pid int
-	eventually(tb, "pid file "+path, func() bool {
+	testenv.Eventually(tb, "pid file "+path, func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return false
@@ -610,7 +591,7 @@ func TestHelperServer(t *testing.T) {
 		t.Skip("helper process for the crash tests; runs only when started by startChild")
 	}
 	m, err := Start(context.Background(), Options{
-		Hostname: "127.0.0.1", Port: unusedPort(t), Directory: os.Getenv("CHILD_PROJECT"),
+		Hostname: "127.0.0.1", Port: testenv.UnusedPort(t), Directory: os.Getenv("CHILD_PROJECT"),
 		Paths: Paths{Data: os.Getenv("CHILD_DATA"), State: os.Getenv("CHILD_DATA"), Config: os.Getenv("CHILD_DATA")},
 		Env:   os.Getenv, Heartbeat: time.Hour,
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"tandem/session"
+	"tandem/testenv"
 )
 
 // TestServePrintsCredentialsThatWork runs `tandem serve` as a user would and uses what it printed.
@@ -34,7 +35,7 @@ func TestServePrintsCredentialsThatWork(t *testing.T) {
 	cmd := newRootCommand()
 	cmd.SetOut(w)
 	cmd.SetErr(w)
-	cmd.SetArgs([]string{"serve", "--port", strconv.Itoa(unusedPort(t)), "--dir", td.project, "--data-dir", td.data})
+	cmd.SetArgs([]string{"serve", "--port", strconv.Itoa(testenv.UnusedPort(t)), "--dir", td.project, "--data-dir", td.data})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -133,7 +134,7 @@ func TestStartRefusesUnsafeBinds(t *testing.T) {
 		t.Run(tt.name+" is refused", func(t *testing.T) {
 			td := newTandem(t, setup{})
 			o := tt.opts
-			o.Port, o.Directory = unusedPort(t), td.project
+			o.Port, o.Directory = testenv.UnusedPort(t), td.project
 			o.Paths = Paths{Data: td.data, State: td.data, Config: td.data}
 			o.Env = func(k string) string { return tt.env[k] }
 			m, err := Start(context.Background(), o)
@@ -242,7 +243,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if d := nextData(); !strings.Contains(d, `"type":"server.shutdown"`) {
 		t.Fatalf("the SSE client's last frame was %s, want server.shutdown", d)
 	}
-	eventually(t, "the listener to close", func() bool {
+	testenv.Eventually(t, "the listener to close", func() bool {
 		c, err := net.DialTimeout("tcp", host, time.Second)
 		if err == nil {
 			c.Close()
