@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"tandem/testenv"
 )
 
 // TestAdvertiseAndBrowseAcrossNamespaces is two hosts on one LAN: tandem
@@ -148,7 +150,7 @@ func TestBrowseWithoutMulticastExplainsWhy(t *testing.T) {
 	t.Parallel()
 	ns := newNetns(t)
 	h := startHelper(t, ns, "browse", timeoutEnv+"=200ms")
-	if _, ok := <-h.lines; ok {
+	if _, ok := testenv.Recv(t, h.lines, "browse ending"); ok {
 		t.Fatalf("browse printed results in a loopback-only namespace")
 	}
 	err := h.cmd.Wait()

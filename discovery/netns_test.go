@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"tandem/testenv"
 )
 
 // waitLimit bounds every wait for a helper's output; it only turns a hang
@@ -124,7 +126,7 @@ func startHelper(t *testing.T, ns, role string, env ...string) *helper {
 	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-done
+		testenv.Recv(t, done, "the helper's output closing")
 		_ = cmd.Wait()
 	})
 	return h

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"tandem/testenv"
 	"tandem/tool"
 )
 
@@ -83,7 +84,7 @@ func TestAnElicitationNamesTheToolCallThatCausedIt(t *testing.T) {
 	if n := e.m.CancelSessionElicitations("ses_77", "aborted"); n != 1 {
 		t.Fatalf("CancelSessionElicitations = %d", n)
 	}
-	if err := <-done; err == nil {
+	if err, _ := testenv.Recv(t, done, "the tool's result"); err == nil {
 		t.Fatal("the tool succeeded although its elicitation was cancelled")
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"tandem/bus"
 	"tandem/errs"
 	"tandem/process"
+	"tandem/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -340,7 +341,7 @@ func TestScrollbackWrapsAndCursorsStayAbsolute(t *testing.T) {
 			if r.From+int64(len(r.Data)) != r.Cursor {
 				t.Errorf("from %d + %d bytes != cursor %d", r.From, len(r.Data), r.Cursor)
 			}
-			if _, ok := <-v.Output(); ok || !errors.Is(v.Err(), ErrExited) {
+			if _, ok := testenv.Recv(t, v.Output(), "the viewer ending"); ok || !errors.Is(v.Err(), ErrExited) {
 				t.Errorf("a viewer of an exited PTY must be ended with ErrExited, got %v", v.Err())
 			}
 		})
@@ -672,7 +673,7 @@ func TestCloseKillsEverythingAndEndsViewers(t *testing.T) {
 	}
 	m.Close()
 	for i, v := range viewers {
-		if _, ok := <-v.Output(); ok || !errors.Is(v.Err(), ErrShutdown) {
+		if _, ok := testenv.Recv(t, v.Output(), "the viewer ending"); ok || !errors.Is(v.Err(), ErrShutdown) {
 			t.Errorf("viewer %d ended with %v, want ErrShutdown", i, v.Err())
 		}
 		if processAlive(pids[i]) {

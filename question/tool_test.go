@@ -9,6 +9,7 @@ import (
 
 	"tandem/errs"
 	"tandem/pending"
+	"tandem/testenv"
 	"tandem/tool"
 )
 
@@ -47,7 +48,7 @@ func TestTheToolReturnsOpenCodesAnswerText(t *testing.T) {
 	if err := h.svc.Reply(req.ID, []Answer{{"Blue"}, {"Cheese", "Basil"}}, pending.Who{}); err != nil {
 		t.Fatal(err)
 	}
-	got := <-done
+	got, _ := testenv.Recv(t, done, "the tool's result")
 	if got.err != nil {
 		t.Fatal(got.err)
 	}
@@ -67,7 +68,7 @@ func TestTheToolEndsTheTurnWhenDismissed(t *testing.T) {
 	if err := h.svc.Reject(req.ID, pending.Who{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-done; !errors.Is(got.err, ErrDismissed) {
+	if got, _ := testenv.Recv(t, done, "the tool's result"); !errors.Is(got.err, ErrDismissed) {
 		t.Fatalf("Run error = %v, want ErrDismissed", got.err)
 	}
 }

@@ -84,7 +84,7 @@ func readFrames(r io.Reader, out chan<- sseFrame) {
 
 func (c *sseClient) close() {
 	c.body.Close()
-	<-c.done
+	testenv.Recv(c.t, c.done, "the stream's reader ending")
 }
 
 // next returns the next frame and its decoded envelope, failing after a generous wait.

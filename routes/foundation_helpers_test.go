@@ -85,7 +85,7 @@ func startAPIServer(tb testing.TB, o apiOptions) *apiServer {
 		if err := srv.Shutdown(ctx); err != nil {
 			tb.Errorf("shutdown: %v", err)
 		}
-		<-srv.Done()
+		testenv.Recv(tb, srv.Done(), "server shutdown")
 		s.client.CloseIdleConnections()
 		if err := db.Close(); err != nil {
 			tb.Errorf("close db: %v", err)

@@ -68,7 +68,7 @@ func startPTYServer(tb testing.TB, o ptyServerOptions) *ptyServer {
 		if err := srv.Shutdown(ctx); err != nil {
 			tb.Errorf("shutdown: %v", err)
 		}
-		<-srv.Done()
+		testenv.Recv(tb, srv.Done(), "server shutdown")
 		b.Close()
 	})
 	return &ptyServer{base: strings.TrimSuffix(srv.URL(), "/"), m: m, dir: dir}

@@ -49,7 +49,7 @@ func startAskServer(t *testing.T, modules ...routes.Module) *askServer {
 		if err := srv.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
-		<-srv.Done()
+		testenv.Recv(t, srv.Done(), "server shutdown")
 	})
 	return &askServer{base: strings.TrimSuffix(srv.URL(), "/"), dir: dir, client: client}
 }
@@ -103,7 +103,7 @@ func askInBackground(t *testing.T, svc *question.Service, s *askServer, qs ...qu
 	t.Helper()
 	done := make(chan askResult, 1)
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); testenv.Recv(t, done, "the question's answer") })
 	go func() {
 		a, err := svc.Ask(ctx, question.Request{SessionID: "ses_q1", Directory: s.dir, Questions: qs, Tool: &question.ToolRef{MessageID: "msg_q1", CallID: "call_q1"}})
 		done <- askResult{a, err}

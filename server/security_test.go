@@ -25,6 +25,7 @@ import (
 	"tandem/server"
 	"tandem/session"
 	"tandem/store"
+	"tandem/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -90,7 +91,7 @@ func listen(t *testing.T, edit func(*server.Config)) *testServer {
 		if err := srv.Shutdown(ctx); err != nil {
 			t.Error(err)
 		}
-		<-srv.Done()
+		testenv.Recv(t, srv.Done(), "server shutdown")
 		db.Close()
 	})
 	return &testServer{srv: srv, base: strings.TrimSuffix(srv.URL(), "/"), host: srv.Addr().String(), auth: cfg.Auth, sessions: svc, dir: dir}
@@ -496,7 +497,7 @@ func TestAConnectionMadeTheInstantThePortOpensIsServed(t *testing.T) {
 	srv.Serve()
 	defer func() {
 		srv.Shutdown(context.Background())
-		<-srv.Done()
+		testenv.Recv(t, srv.Done(), "server shutdown")
 	}()
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	res, err := http.ReadResponse(bufio.NewReader(conn), nil)

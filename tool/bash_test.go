@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"tandem/testenv"
 )
 
 func TestBashRunsCommands(t *testing.T) {
@@ -193,10 +195,10 @@ func TestBashAbortKillsTheProcessGroup(t *testing.T) {
 		finished <- outcome{res, err}
 	}()
 
-	pgid := <-pgidSeen
+	pgid, _ := testenv.Recv(t, pgidSeen, "the command's process group")
 	sleepers := waitForGroup(t, pgid, "sleep", 2)
 	cancel()
-	got := <-finished
+	got, _ := testenv.Recv(t, finished, "the command's result")
 	if !errors.Is(got.err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", got.err)
 	}

@@ -326,6 +326,7 @@ func (e event) replied() (requestID, reply string) {
 
 // stream is a real SSE client on /event that keeps every frame it reads.
 type stream struct {
+	tb     testing.TB
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -356,7 +357,7 @@ func (td *tandem) subscribe(tb testing.TB) *stream {
 		res.Body.Close()
 		tb.Fatalf("GET /event: status %d", res.StatusCode)
 	}
-	s := &stream{cancel: cancel, done: make(chan struct{}), changed: make(chan struct{})}
+	s := &stream{tb: tb, cancel: cancel, done: make(chan struct{}), changed: make(chan struct{})}
 	go s.read(res.Body)
 	tb.Cleanup(s.close)
 	s.waitFor(tb, "server.connected", func(e event) bool { return e.Type == "server.connected" })
@@ -400,7 +401,7 @@ func (s *stream) read(body io.ReadCloser) {
 
 func (s *stream) close() {
 	s.cancel()
-	<-s.done
+	testenv.Recv(s.tb, s.done, "the event stream's reader ending")
 }
 
 // waitFor returns the first event after the previous match that satisfies pred, and moves past it.
@@ -605,6 +606,7 @@ func TestHelperServer(t *testing.T) {
 
 // child is a tandem server process the test can kill.
 type child struct {
+	tb   testing.TB
 	cmd  *exec.Cmd
 	done chan struct{}
 }
@@ -629,7 +631,7 @@ func (td *tandem) startChild(tb testing.TB) *child {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	c := &child{cmd: cmd, done: make(chan struct{})}
+	c := &child{tb: tb, cmd: cmd, done: make(chan struct{})}
 	lines := bufio.NewScanner(out)
 	for lines.Scan() {
 		if u, ok := strings.CutPrefix(lines.Text(), "URL "); ok {
@@ -657,5 +659,5 @@ func (td *tandem) startChild(tb testing.TB) *child {
 // kill ends the child with SIGKILL: no shutdown code runs, as in a crash or OOM kill.
 func (c *child) kill() {
 	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	<-c.done
+	testenv.Recv(c.tb, c.done, "the killed child exiting")
 }

@@ -268,7 +268,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(answer), `"title":"in flight"`) {
 		t.Fatalf("in-flight request: %d %s", resp.StatusCode, answer)
 	}
-	if err := <-closed; err != nil {
+	if err, _ := testenv.Recv(t, closed, "Close returning"); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	td.m = nil
