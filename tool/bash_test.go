@@ -296,6 +296,25 @@ func TestBashOutputIsCapped(t *testing.T) {
 	}
 }
 
+func TestBashKeeps50KiBOfOutputByDefault(t *testing.T) {
+	call, _ := newCall(t, projectDir(t), map[string]any{"command": "seq 1 20000"})
+	res := mustRun(t, NewBash(Options{}), call)
+	out, _ := res.Metadata["output"].(string)
+	full := 0
+	for i := 1; i <= 20000; i++ {
+		full += len(strconv.Itoa(i)) + 1
+	}
+	const limit = 50 * 1024
+	marker := fmt.Sprintf("... (%d bytes of output truncated) ...", full-limit)
+	if res.Metadata["truncated"] != true || !strings.Contains(out, marker) {
+		t.Fatalf("truncated = %v; output lacks %q", res.Metadata["truncated"], marker)
+	}
+	// ASCII output: exactly the limit is kept, half before the marker and half after it.
+	if kept := len(out) - len("\n\n"+marker+"\n\n"); kept != limit {
+		t.Fatalf("kept %d bytes of output, want %d", kept, limit)
+	}
+}
+
 func TestCommandPatterns(t *testing.T) {
 	tests := []struct {
 		name         string

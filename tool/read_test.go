@@ -143,3 +143,20 @@ func TestReadErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestReadDefaultsTo2000Lines(t *testing.T) {
+	dir := projectDir(t)
+	var lines strings.Builder
+	for i := 1; i <= 2500; i++ {
+		fmt.Fprintf(&lines, "%d\n", i)
+	}
+	writeFile(t, filepath.Join(dir, "many.txt"), lines.String())
+	call, _ := newCall(t, dir, map[string]any{"filePath": "many.txt"})
+	res := mustRun(t, Read{}, call)
+	if !strings.Contains(res.Output, "\n2000: 2000\n") || strings.Contains(res.Output, "2001: 2001") {
+		t.Fatalf("a read without limit must show exactly lines 1-2000; tail = %q", res.Output[len(res.Output)-200:])
+	}
+	if !strings.Contains(res.Output, "(Showing lines 1-2000 of 2500. Use offset=2001 to continue.)") {
+		t.Fatalf("output tail = %q", res.Output[len(res.Output)-200:])
+	}
+}
