@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,6 +73,18 @@ func New(o Options) *Bus {
 		queue: o.Queue,
 		ring:  make([]*Event, o.Replay),
 		subs:  make(map[*Subscription]struct{}),
+	}
+}
+
+// Emit publishes an event raised as a side effect, where no caller could act on an encoding
+// failure: the failure, a programming error, is logged to log instead of returned. A nil Bus emits
+// nothing, so a service built without one (in tests, for tools) needs no check of its own.
+func (b *Bus) Emit(log *slog.Logger, directory, typ string, properties any) {
+	if b == nil {
+		return
+	}
+	if err := b.Publish(directory, typ, properties); err != nil {
+		log.Error("publish failed", "type", typ, "err", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -362,4 +363,17 @@ func next(t *testing.T, sub *bus.Subscription) *bus.Event {
 		t.Fatalf("the subscription ended: %v", sub.Err())
 	}
 	return e
+}
+
+func TestEmitLogsAnEventThatCannotBeEncoded(t *testing.T) {
+	var logged strings.Builder
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	b := bus.New(bus.Options{})
+	defer b.Close()
+	b.Emit(log, "", "broken.event", map[string]any{"f": func() {}})
+	if !strings.Contains(logged.String(), "type=broken.event") {
+		t.Fatalf("the encoding failure was not logged: %q", logged.String())
+	}
+	var none *bus.Bus
+	none.Emit(log, "", "ignored", nil) // a service built without a bus emits nothing
 }

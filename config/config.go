@@ -147,12 +147,10 @@ type MCPConfig struct {
 	Environment map[string]string `json:"environment,omitempty"`
 	URL         string            `json:"url,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
+	OAuth       json.RawMessage   `json:"oauth,omitempty"`
 	Enabled     *bool             `json:"enabled,omitempty"`
 	Timeout     int64             `json:"timeout,omitempty"` // milliseconds
 }
-
-// IsEnabled reports whether the server should be started; servers are on unless switched off.
-func (m MCPConfig) IsEnabled() bool { return m.Enabled == nil || *m.Enabled }
 
 // ServerConfig holds the network settings of `tandem serve` and `tandem web`.
 type ServerConfig struct {

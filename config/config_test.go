@@ -155,10 +155,10 @@ func TestLoadMergesLayersInPrecedenceOrder(t *testing.T) {
 			name:    "mcp servers of both kinds and timeouts decode",
 			project: map[string]string{"tandem.json": `{"mcp": {"fs": {"type": "local", "command": ["npx", "srv"], "environment": {"A": "b"}}, "web": {"type": "remote", "url": "http://127.0.0.1:9/mcp", "enabled": false}}, "provider": {"ollama": {"options": {"timeout": false, "chunkTimeout": 1500}}}}`},
 			check: func(t *testing.T, cfg config.Config) {
-				if fs := cfg.MCP["fs"]; fs.Type != "local" || len(fs.Command) != 2 || !fs.IsEnabled() || fs.Environment["A"] != "b" {
+				if fs := cfg.MCP["fs"]; fs.Type != "local" || len(fs.Command) != 2 || !switchedOn(fs) || fs.Environment["A"] != "b" {
 					t.Errorf("fs = %+v", fs)
 				}
-				if web := cfg.MCP["web"]; web.URL == "" || web.IsEnabled() {
+				if web := cfg.MCP["web"]; web.URL == "" || switchedOn(web) {
 					t.Errorf("web = %+v", web)
 				}
 				o := cfg.Provider["ollama"].Options
@@ -175,7 +175,7 @@ func TestLoadMergesLayersInPrecedenceOrder(t *testing.T) {
 			user:    map[string]string{"tandem.json": `{"mcp": {"fs": {"type": "local", "command": ["srv"]}}}`},
 			project: map[string]string{"tandem.json": `{"mcp": {"fs": {"enabled": false}}}`},
 			check: func(t *testing.T, cfg config.Config) {
-				if fs := cfg.MCP["fs"]; fs.IsEnabled() || fs.Type != "local" {
+				if fs := cfg.MCP["fs"]; switchedOn(fs) || fs.Type != "local" {
 					t.Errorf("fs = %+v", fs)
 				}
 			},
@@ -475,3 +475,6 @@ func TestConcurrentPatchesAllLand(t *testing.T) {
 		t.Errorf("comment lost:\n%s", raw)
 	}
 }
+
+// switchedOn is how the MCP manager reads "enabled": servers are on unless switched off.
+func switchedOn(m config.MCPConfig) bool { return m.Enabled == nil || *m.Enabled }

@@ -7,30 +7,22 @@ import (
 	"strings"
 	"time"
 
+	"tandem/config"
 	"tandem/errs"
 )
 
 // Config is one MCP server's configuration in OpenCode's shape: McpLocalConfig
 // {"type":"local","command":[...],"cwd"?,"environment"?,"enabled"?,"timeout"?} or McpRemoteConfig
-// {"type":"remote","url":...,"headers"?,"oauth"?,"enabled"?,"timeout"?}.
-type Config struct {
-	Type        string            `json:"type"`
-	Command     []string          `json:"command,omitempty"`
-	Cwd         string            `json:"cwd,omitempty"`
-	Environment map[string]string `json:"environment,omitempty"`
-	URL         string            `json:"url,omitempty"`
-	Headers     map[string]string `json:"headers,omitempty"`
-	OAuth       json.RawMessage   `json:"oauth,omitempty"`
-	Enabled     *bool             `json:"enabled,omitempty"`
-	Timeout     int               `json:"timeout,omitempty"` // milliseconds
-}
+// {"type":"remote","url":...,"headers"?,"oauth"?,"enabled"?,"timeout"?}. It is the type tandem.json's
+// "mcp" entries decode into, so a configured server reaches the manager as it was read.
+type Config = config.MCPConfig
 
 // defaultConnectTimeout bounds connecting and listing tools when the config names no timeout
 // (OpenCode's default is 5 s; npx may need longer on a cold cache, so tandem allows 30 s).
 const defaultConnectTimeout = 30 * time.Second
 
-// ParseConfig decodes and checks one server's configuration. Problems are Invalid errors naming the
-// field under prefix (e.g. "config.command").
+// ParseConfig decodes and checks one server's configuration (POST /mcp's body). Problems are Invalid
+// errors naming the field under prefix (e.g. "config.command").
 func ParseConfig(prefix string, raw json.RawMessage) (Config, error) {
 	var c Config
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -38,36 +30,45 @@ func ParseConfig(prefix string, raw json.RawMessage) (Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return Config{}, errs.E(errs.Invalid, "%s: %v", prefix, strings.TrimPrefix(err.Error(), "json: "))
 	}
-	switch c.Type {
-	case "local":
-		if len(c.Command) == 0 || strings.TrimSpace(c.Command[0]) == "" {
-			return Config{}, errs.E(errs.Invalid, "%s.command: a local server needs a command to run", prefix)
-		}
-		if c.URL != "" || len(c.Headers) > 0 {
-			return Config{}, errs.E(errs.Invalid, "%s: url and headers belong to remote servers", prefix)
-		}
-	case "remote":
-		u, err := url.Parse(c.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return Config{}, errs.E(errs.Invalid, "%s.url: must be an http or https URL, got %q", prefix, c.URL)
-		}
-		if len(c.Command) > 0 || c.Cwd != "" || len(c.Environment) > 0 {
-			return Config{}, errs.E(errs.Invalid, "%s: command, cwd and environment belong to local servers", prefix)
-		}
-	case "":
-		return Config{}, errs.E(errs.Invalid, "%s.type: required (local or remote)", prefix)
-	default:
-		return Config{}, errs.E(errs.Invalid, "%s.type: must be local or remote, got %q", prefix, c.Type)
-	}
-	if c.Timeout < 0 {
-		return Config{}, errs.E(errs.Invalid, "%s.timeout: must be a positive number of milliseconds", prefix)
+	if err := checkConfig(prefix, c); err != nil {
+		return Config{}, err
 	}
 	return c, nil
 }
 
-func (c Config) enabled() bool { return c.Enabled == nil || *c.Enabled }
+// checkConfig reports the first problem with a server's configuration, naming the field under prefix.
+func checkConfig(prefix string, c Config) error {
+	switch c.Type {
+	case "local":
+		if len(c.Command) == 0 || strings.TrimSpace(c.Command[0]) == "" {
+			return errs.E(errs.Invalid, "%s.command: a local server needs a command to run", prefix)
+		}
+		if c.URL != "" || len(c.Headers) > 0 {
+			return errs.E(errs.Invalid, "%s: url and headers belong to remote servers", prefix)
+		}
+	case "remote":
+		u, err := url.Parse(c.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errs.E(errs.Invalid, "%s.url: must be an http or https URL, got %q", prefix, c.URL)
+		}
+		if len(c.Command) > 0 || c.Cwd != "" || len(c.Environment) > 0 {
+			return errs.E(errs.Invalid, "%s: command, cwd and environment belong to local servers", prefix)
+		}
+	case "":
+		return errs.E(errs.Invalid, "%s.type: required (local or remote)", prefix)
+	default:
+		return errs.E(errs.Invalid, "%s.type: must be local or remote, got %q", prefix, c.Type)
+	}
+	if c.Timeout < 0 {
+		return errs.E(errs.Invalid, "%s.timeout: must be a positive number of milliseconds", prefix)
+	}
+	return nil
+}
 
-func (c Config) connectTimeout() time.Duration {
+// enabled reports whether a server should be connected; servers are on unless switched off.
+func enabled(c Config) bool { return c.Enabled == nil || *c.Enabled }
+
+func connectTimeout(c Config) time.Duration {
 	if c.Timeout > 0 {
 		return time.Duration(c.Timeout) * time.Millisecond
 	}

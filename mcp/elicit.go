@@ -101,11 +101,6 @@ func (m *Manager) ReplyElicitation(elicitationID string, r ElicitationReply, by 
 	return m.elicit.Reply(elicitationID, r, by)
 }
 
-// CancelSessionElicitations cancels the waiting elicitations of a session (abort, session deleted).
-func (m *Manager) CancelSessionElicitations(sessionID, reason string) int {
-	return m.elicit.CancelSession(sessionID, reason)
-}
-
 func (m *Manager) elicitationAsked(it pending.Item[Elicitation]) {
 	m.publish(it.Request.directory, "mcp.elicitation.asked", it.Request)
 }

@@ -50,8 +50,8 @@ type Options struct {
 	// Directory is the project directory: the working directory of local servers without a cwd, and
 	// the directory of events that belong to no session.
 	Directory string
-	// Servers are the configured servers, name → OpenCode McpLocalConfig or McpRemoteConfig JSON.
-	Servers map[string]json.RawMessage
+	// Servers are the configured servers by name (tandem.json's "mcp").
+	Servers map[string]Config
 	// ElicitationTimeout bounds how long an elicitation waits for a person; zero waits until the
 	// server gives up. A timed-out elicitation is answered "cancel".
 	ElicitationTimeout time.Duration
@@ -139,9 +139,9 @@ func New(o Options) *Manager {
 	m.elicit = pending.New(id.Elicitation, "Elicitation",
 		func(string) ElicitationReply { return ElicitationReply{Action: "cancel"} },
 		pending.Hooks[Elicitation, ElicitationReply]{Asked: m.elicitationAsked, Resolved: m.elicitationResolved})
-	for name, raw := range o.Servers {
-		s := &server{name: name, status: Status{Status: Disabled}}
-		s.cfg, s.cfgErr = ParseConfig("mcp."+name, raw)
+	for name, cfg := range o.Servers {
+		s := &server{name: name, cfg: cfg, status: Status{Status: Disabled}}
+		s.cfgErr = checkConfig("mcp."+name, cfg)
 		if s.cfgErr != nil {
 			s.status = Status{Status: Failed, Error: s.cfgErr.Error()}
 		}
@@ -161,7 +161,7 @@ func (m *Manager) Start(ctx context.Context) {
 			m.mu.Lock()
 			s := m.servers[name]
 			m.mu.Unlock()
-			if s != nil && s.cfgErr == nil && s.cfg.enabled() {
+			if s != nil && s.cfgErr == nil && enabled(s.cfg) {
 				m.connect(ctx, s)
 			}
 		})
@@ -205,7 +205,7 @@ func (m *Manager) Add(ctx context.Context, name string, raw json.RawMessage) (ma
 		m.disconnect(old, Disabled)
 		old.op.Unlock()
 	}
-	if cfg.enabled() {
+	if enabled(cfg) {
 		m.connect(ctx, s)
 	} else {
 		m.publishStatus(name, s.status)
@@ -363,7 +363,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*conn, error) {
 		}
 	}
 
-	dctx, dcancel := context.WithTimeout(ctx, s.cfg.connectTimeout())
+	dctx, dcancel := context.WithTimeout(ctx, connectTimeout(s.cfg))
 	defer dcancel()
 	defer context.AfterFunc(m.ctx, dcancel)() // Close interrupts a connect in progress
 	session, err := client.Connect(dctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
@@ -645,15 +645,10 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func (m *Manager) publish(dir, typ string, props any) {
-	if m.opts.Bus == nil {
-		return
-	}
 	if dir == "" {
 		dir = m.opts.Directory
 	}
-	if err := m.opts.Bus.Publish(dir, typ, props); err != nil {
-		m.log.Error("mcp: publish", "type", typ, "err", err)
-	}
+	m.opts.Bus.Emit(m.log, dir, typ, props)
 }
 
 // publishStatus announces a server's new status as mcp.status.changed {server, status, error?}.

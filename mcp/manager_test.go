@@ -540,14 +540,22 @@ func TestToolListChangesArePickedUp(t *testing.T) {
 func TestServersFromConfig(t *testing.T) {
 	ts := httpTestServer(t, "s3cret")
 	cfg, pidFile := stdioConfig(t)
-	e := newEnv(t, Options{Servers: map[string]json.RawMessage{
+	servers := map[string]Config{}
+	for name, raw := range map[string]json.RawMessage{
 		"local":    cfg,
 		"remote":   remoteConfig(ts.URL, map[string]string{"Authorization": "Bearer s3cret"}),
 		"badtoken": remoteConfig(ts.URL, map[string]string{"Authorization": "Bearer wrong"}),
 		"off":      json.RawMessage(`{"type":"local","command":["false"],"enabled":false}`),
 		"broken":   json.RawMessage(`{"type":"local"}`),
 		"missing":  json.RawMessage(`{"type":"local","command":["/nonexistent/mcp-server"]}`),
-	}})
+	} {
+		var c Config // as tandem.json's loader decodes it: unchecked
+		if err := json.Unmarshal(raw, &c); err != nil {
+			t.Fatal(err)
+		}
+		servers[name] = c
+	}
+	e := newEnv(t, Options{Servers: servers})
 	e.m.Start(t.Context())
 	st := e.m.Status()
 	for name, want := range map[string]string{"local": Connected, "remote": Connected, "badtoken": Failed, "off": Disabled, "broken": Failed, "missing": Failed} {

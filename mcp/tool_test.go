@@ -72,8 +72,10 @@ func TestAnElicitationNamesTheToolCallThatCausedIt(t *testing.T) {
 	mustAdd(t, e, "go", cfg)
 	allow := &gateFunc{decide: func(tool.Ask) error { return nil }}
 	done := make(chan error, 1)
+	turn, abort := context.WithCancel(t.Context())
+	defer abort()
 	go func() {
-		_, err := findTool(t, e.m, "go_open_link").Run(t.Context(), &tool.Call{ID: "call_77", MessageID: "msg_77", SessionID: "ses_77", Dir: "/work/x", Gate: allow})
+		_, err := findTool(t, e.m, "go_open_link").Run(turn, &tool.Call{ID: "call_77", MessageID: "msg_77", SessionID: "ses_77", Dir: "/work/x", Gate: allow})
 		done <- err
 	}()
 	asked := e.waitEvent(t, "mcp.elicitation.asked", nil)
@@ -81,10 +83,11 @@ func TestAnElicitationNamesTheToolCallThatCausedIt(t *testing.T) {
 	if !ok || el.SessionID != "ses_77" || el.Tool == nil || *el.Tool != (ToolRef{MessageID: "msg_77", CallID: "call_77"}) || el.directory != "/work/x" {
 		t.Fatalf("elicitation = %+v", el)
 	}
-	if n := e.m.CancelSessionElicitations("ses_77", "aborted"); n != 1 {
-		t.Fatalf("CancelSessionElicitations = %d", n)
-	}
+	abort() // the turn is aborted: its elicitation is withdrawn and the tool fails
 	if err, _ := testenv.Recv(t, done, "the tool's result"); err == nil {
-		t.Fatal("the tool succeeded although its elicitation was cancelled")
+		t.Fatal("the tool succeeded although its turn was aborted")
+	}
+	if _, ok := e.m.Elicitation(el.ID); ok {
+		t.Fatal("the aborted turn's elicitation is still pending")
 	}
 }

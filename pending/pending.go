@@ -151,17 +151,6 @@ func (b *Broker[Req, Rep]) Cancel(itemID, reason string) bool {
 	return won
 }
 
-// CancelSession resolves every waiting item of a session as cancelled (abort, session deleted).
-func (b *Broker[Req, Rep]) CancelSession(sessionID, reason string) int {
-	n := 0
-	for _, it := range b.List(sessionID) {
-		if b.Cancel(it.ID, reason) {
-			n++
-		}
-	}
-	return n
-}
-
 // resolve records r for itemID if it is still waiting. It returns whether r won, and otherwise the
 // earlier resolution if one is remembered.
 func (b *Broker[Req, Rep]) resolve(itemID string, r Resolution[Rep]) (bool, *Resolution[Rep]) {

@@ -163,39 +163,6 @@ func TestCancelledContextResolvesAsCancelled(t *testing.T) {
 	}
 }
 
-func TestCancelSessionResolvesOnlyThatSessionsItems(t *testing.T) {
-	rec := &recorder{}
-	b := newBroker(rec)
-	a1, d1 := ask(t, context.Background(), b, "ses_a", 0)
-	_, d2 := ask(t, context.Background(), b, "ses_a", 0)
-	other, d3 := ask(t, context.Background(), b, "ses_b", 0)
-
-	if n := b.CancelSession("ses_a", "the session was deleted"); n != 2 {
-		t.Errorf("CancelSession cancelled %d, want 2", n)
-	}
-	for _, d := range []<-chan pending.Resolution[string]{d1, d2} {
-		if res := await(t, d); res.Cause != pending.Cancelled || res.Reason != "the session was deleted" {
-			t.Errorf("resolution = %+v", res)
-		}
-	}
-	if got := b.List(""); len(got) != 1 || got[0].ID != other {
-		t.Errorf("still pending: %v, want only %s", got, other)
-	}
-	if b.Cancel(a1, "again") {
-		t.Error("Cancel of a resolved item reported success")
-	}
-	if err := b.Reply(other, "yes", pending.Who{}); err != nil {
-		t.Fatal(err)
-	}
-	if res := await(t, d3); res.Reply != "yes" {
-		t.Errorf("other session's item: %+v", res)
-	}
-	asked, resolved := rec.snapshot()
-	if len(asked) != 3 || len(resolved) != 3 {
-		t.Errorf("hooks: asked %v resolved %v", asked, resolved)
-	}
-}
-
 func TestListIsOldestFirstAndFiltersBySession(t *testing.T) {
 	b := newBroker(&recorder{})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -166,9 +166,7 @@ func (s *Service) record(it pending.Item[Request], r pending.Resolution[Answer])
 }
 
 func (s *Service) publish(dir, typ string, props any) {
-	if err := s.bus.Publish(dir, typ, props); err != nil {
-		s.log.Error("publish", "type", typ, "err", err)
-	}
+	s.bus.Emit(s.log, dir, typ, props)
 }
 
 // Scope identifies where a tool call runs, for rules and grants.
@@ -362,11 +360,6 @@ func (s *Service) Reply(requestID string, a Answer, by pending.Who) error {
 func (s *Service) Owner(requestID string) (string, bool) {
 	it, ok := s.broker.Get(requestID)
 	return it.SessionID, ok
-}
-
-// CancelSession rejects every waiting request of a session (abort, delete).
-func (s *Service) CancelSession(sessionID, reason string) int {
-	return s.broker.CancelSession(sessionID, reason)
 }
 
 // Grants lists persisted grants, of one project or all.

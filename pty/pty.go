@@ -593,10 +593,5 @@ func (m *Manager) Close() {
 }
 
 func (m *Manager) publish(directory, typ string, props any) {
-	if m.opts.Bus == nil {
-		return
-	}
-	if err := m.opts.Bus.Publish(directory, typ, props); err != nil {
-		m.log.Error("publish failed", "type", typ, "err", err)
-	}
+	m.opts.Bus.Emit(m.log, directory, typ, props)
 }

@@ -106,12 +106,7 @@ func New(o Options) *Service {
 }
 
 func (s *Service) publish(dir, typ string, props any) {
-	if s.bus == nil {
-		return
-	}
-	if err := s.bus.Publish(dir, typ, props); err != nil {
-		s.log.Error("question: publish", "type", typ, "err", err)
-	}
+	s.bus.Emit(s.log, dir, typ, props)
 }
 
 func (s *Service) asked(it pending.Item[Request]) {
@@ -206,11 +201,6 @@ func (s *Service) Reply(requestID string, answers []Answer, by pending.Who) erro
 // Reject dismisses a waiting question; the asking turn ends.
 func (s *Service) Reject(requestID string, by pending.Who) error {
 	return s.broker.Reply(requestID, outcome{Rejected: true}, by)
-}
-
-// CancelSession resolves every question of a session as cancelled (abort, session deleted).
-func (s *Service) CancelSession(sessionID, reason string) int {
-	return s.broker.CancelSession(sessionID, reason)
 }
 
 // CheckQuestions reports the first problem with a question set the model asked, as an Invalid error

@@ -301,16 +301,6 @@ func TestAbortingTheTurnCancelsTheQuestion(t *testing.T) {
 			t.Fatalf("event %s, want question.rejected", typ)
 		}
 	})
-	t.Run("the session is cancelled", func(t *testing.T) {
-		h := newHarness(t, 0)
-		_, done := h.ask(t, t.Context(), colour)
-		if n := h.svc.CancelSession("ses_1", "aborted"); n != 1 {
-			t.Fatalf("CancelSession = %d, want 1", n)
-		}
-		if got := wait(t, done); got.err == nil || errors.Is(got.err, ErrDismissed) {
-			t.Fatalf("Ask error = %v, want a cancellation", got.err)
-		}
-	})
 }
 
 func TestBadQuestionsAreRefusedBeforeAnythingIsPublished(t *testing.T) {

@@ -67,7 +67,7 @@ func listen(t *testing.T, edit func(*server.Config)) *testServer {
 	svc := session.New(session.Options{DB: db, Bus: b})
 	a := auth.New(auth.Credentials{Username: user, Password: password})
 	cfg := server.Config{
-		Port: freeTCPPort(t), Directory: dir, CORS: []string{corsOK}, Auth: a, PasswordSet: true,
+		Port: testenv.UnusedPort(t), Directory: dir, CORS: []string{corsOK}, Auth: a, PasswordSet: true,
 		API: &routes.API{Modules: []routes.Module{
 			&routes.Global{Version: "test", ProjectID: svc.ProjectID},
 			&routes.Events{Bus: b},
@@ -95,16 +95,6 @@ func listen(t *testing.T, edit func(*server.Config)) *testServer {
 		db.Close()
 	})
 	return &testServer{srv: srv, base: strings.TrimSuffix(srv.URL(), "/"), host: srv.Addr().String(), auth: cfg.Auth, sessions: svc, dir: dir}
-}
-
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // do sends a request through a fresh transport (so cookies and connections never carry over) and
@@ -481,7 +471,7 @@ func TestPortZeroTriesTheDefaultThenAnEphemeralPort(t *testing.T) {
 
 func TestAConnectionMadeTheInstantThePortOpensIsServed(t *testing.T) {
 	srv, err := server.Listen(server.Config{
-		Port: freeTCPPort(t), Auth: auth.New(auth.Credentials{Password: "x"}), PasswordSet: true,
+		Port: testenv.UnusedPort(t), Auth: auth.New(auth.Credentials{Password: "x"}), PasswordSet: true,
 		API: &routes.API{Modules: []routes.Module{&routes.Global{Version: "early"}}},
 	})
 	if err != nil {

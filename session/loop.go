@@ -313,11 +313,11 @@ func (s *Service) Abort(ctx context.Context, sessionID string) (bool, error) {
 	if _, err := s.Get(ctx, sessionID); err != nil {
 		return false, err
 	}
-	s.abortAndWait(sessionID, "aborted")
+	s.abortAndWait(sessionID)
 	return true, nil
 }
 
-func (s *Service) abortAndWait(sessionID, _ string) {
+func (s *Service) abortAndWait(sessionID string) {
 	s.mu.Lock()
 	lp := s.loop
 	if lp == nil {
@@ -385,7 +385,7 @@ func (s *Service) Shutdown(ctx context.Context) {
 	}
 	s.mu.Unlock()
 	for _, sid := range ids {
-		s.abortAndWait(sid, "the server is shutting down")
+		s.abortAndWait(sid)
 	}
 	done := make(chan struct{})
 	go func() { lp.wg.Wait(); close(done) }()

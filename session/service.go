@@ -68,9 +68,7 @@ func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
 
 // publish sends an event; a failure to encode is a bug and is logged, never returned to a client.
 func (s *Service) publish(directory, typ string, props any) {
-	if err := s.bus.Publish(directory, typ, props); err != nil {
-		s.log.Error("publish", "type", typ, "err", err)
-	}
+	s.bus.Emit(s.log, directory, typ, props)
 }
 
 // CreateInput is the body of POST /session.
@@ -339,7 +337,7 @@ func (s *Service) Delete(ctx context.Context, sessionID string) error {
 			return err
 		}
 	}
-	s.abortAndWait(sessionID, "the session was deleted")
+	s.abortAndWait(sessionID)
 	if err := s.db.DeleteSession(ctx, sessionID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.E(errs.NotFound, "Session not found: %s", sessionID)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -49,21 +48,12 @@ func (Edit) Run(ctx context.Context, call *Call) (Result, error) {
 		return Result{}, err
 	}
 	switch {
-	case strings.TrimSpace(in.FilePath) == "":
-		return Result{}, invalid("The edit tool needs a filePath.")
 	case in.OldString == nil || in.NewString == nil:
 		return Result{}, invalid("The edit tool needs both oldString and newString.")
 	case *in.OldString == *in.NewString:
 		return Result{}, invalid("No changes to apply: oldString and newString are identical.")
 	}
-	t, err := locate(ctx, call, in.FilePath, false)
-	if err != nil {
-		return Result{}, err
-	}
-	if info, err := os.Stat(t.Abs); err == nil && info.IsDir() {
-		return Result{}, invalid("%s is a directory, not a file.", t.Abs)
-	}
-	before, existed, err := readExisting(t.Abs)
+	t, before, existed, err := fileToChange(ctx, call, "edit", in.FilePath)
 	if err != nil {
 		return Result{}, err
 	}

@@ -43,20 +43,10 @@ func (Write) Run(ctx context.Context, call *Call) (Result, error) {
 	if err := decodeInput("write", call.Input, &in); err != nil {
 		return Result{}, err
 	}
-	if strings.TrimSpace(in.FilePath) == "" {
-		return Result{}, invalid("The write tool needs a filePath.")
-	}
 	if in.Content == nil {
 		return Result{}, invalid("The write tool needs content (use an empty string for an empty file).")
 	}
-	t, err := locate(ctx, call, in.FilePath, false)
-	if err != nil {
-		return Result{}, err
-	}
-	if info, err := os.Stat(t.Abs); err == nil && info.IsDir() {
-		return Result{}, invalid("%s is a directory, not a file.", t.Abs)
-	}
-	before, existed, err := readExisting(t.Abs)
+	t, before, existed, err := fileToChange(ctx, call, "write", in.FilePath)
 	if err != nil {
 		return Result{}, err
 	}
@@ -75,6 +65,27 @@ func (Write) Run(ctx context.Context, call *Call) (Result, error) {
 		},
 		Changes: []FileChange{{Path: t.Abs, Before: before, After: *in.Content, Existed: existed}},
 	}, nil
+}
+
+// fileToChange is how edit and write begin: the file named by filePath, located inside the project
+// (or approved outside it), refused when it is a directory, with its current content and whether it
+// existed.
+func fileToChange(ctx context.Context, call *Call, toolName, filePath string) (t target, before string, existed bool, err error) {
+	if strings.TrimSpace(filePath) == "" {
+		return target{}, "", false, invalid("The %s tool needs a filePath.", toolName)
+	}
+	t, err = locate(ctx, call, filePath, false)
+	if err != nil {
+		return target{}, "", false, err
+	}
+	if info, err := os.Stat(t.Abs); err == nil && info.IsDir() {
+		return target{}, "", false, invalid("%s is a directory, not a file.", t.Abs)
+	}
+	before, existed, err = readExisting(t.Abs)
+	if err != nil {
+		return target{}, "", false, err
+	}
+	return t, before, existed, nil
 }
 
 // commit shows the change to the gate as a diff and, once allowed, writes it. The write goes to the

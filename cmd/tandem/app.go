@@ -78,7 +78,6 @@ type services struct {
 	ptys      *pty.Manager
 	runtime   *agentRuntime
 	auth      *auth.Authority
-	cors      []string
 	events    *routes.Events
 	tools     func() []tool.Tool
 }
@@ -100,7 +99,7 @@ func (s services) api() *routes.API {
 			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry},
 			&routes.Questions{Service: s.questions},
 			&routes.MCP{Manager: s.mcp},
-			&routes.Ptys{Manager: s.ptys, CORS: s.cors},
+			&routes.Ptys{Manager: s.ptys},
 			&routes.Probes{},
 			&routes.Tools{All: s.tools},
 		},
@@ -123,7 +122,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Main{opts: o, log: o.Logger, services: services{version: version, dir: dir, paths: o.Paths, cors: o.CORS}}
+	m := &Main{opts: o, log: o.Logger, services: services{version: version, dir: dir, paths: o.Paths}}
 	m.db, err = store.Open(ctx, filepath.Join(o.Paths.Data, "tandem.db"))
 	if err != nil {
 		return nil, err
@@ -146,16 +145,13 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		m.db.Close()
 		return nil, err
 	}
-	pcfg, _ := permission.ParseConfig(cfg.Permission) // validated by the runtime above
-	m.questions = question.New(question.Options{Bus: m.bus, Timeout: pcfg.Timeout, Logger: o.Logger})
-	servers := make(map[string]json.RawMessage, len(cfg.MCP))
-	for name, sc := range cfg.MCP {
-		if servers[name], err = json.Marshal(sc); err != nil {
-			m.db.Close()
-			return nil, err
-		}
+	pcfg, err := permission.ParseConfig(cfg.Permission)
+	if err != nil {
+		m.db.Close()
+		return nil, err
 	}
-	m.mcp = mcp.New(mcp.Options{Bus: m.bus, Directory: dir, Servers: servers, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
+	m.questions = question.New(question.Options{Bus: m.bus, Timeout: pcfg.Timeout, Logger: o.Logger})
+	m.mcp = mcp.New(mcp.Options{Bus: m.bus, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
 	// MCP servers connect in the background so that a slow one never delays readiness; their
 	// status is visible at GET /mcp meanwhile.
 	mcpCtx, stopMCP := context.WithCancel(context.Background())
