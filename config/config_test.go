@@ -14,6 +14,7 @@ import (
 
 	"tandem/config"
 	"tandem/errs"
+	"tandem/permission"
 )
 
 // fixture is a user config directory and a project directory with the given files.
@@ -264,11 +265,19 @@ func TestLoadErrorsNameFileLineAndColumn(t *testing.T) {
 		{"the demo provider ID is reserved", "{\"provider\": {\"demo\": {}}}", nil, "", 1, 23, "reserved"},
 		{"a top-level array is refused", "[1]", nil, "", 1, 1, "must be a JSON object"},
 		{"a bad TANDEM_MODEL names the environment", "{}", map[string]string{"TANDEM_MODEL": "nomodel"}, "environment", 0, 0, `"provider/model"`},
+		{"a bad permission.timeout points at it", "{\n  \"permission\": {\n    \"timeout\": \"soon\"\n  }\n}", nil, "", 3, 16, `permission.timeout: expected seconds or a duration`},
+		{"a bad permission action points at it", `{"permission": {"bash": {"rm *": "maybe"}}}`, nil, "", 1, 34, `expected "ask" | "allow" | "deny", got "maybe"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, nil, map[string]string{"tandem.json": tt.file}, tt.env)
-			_, err := f.loader().Load()
+			l := f.loader()
+			// As the server does: the permission package checks its own part of the file.
+			l.Check(func(c config.Config) error {
+				_, err := permission.ParseConfig(c.Permission)
+				return err
+			})
+			_, err := l.Load()
 			var e *errs.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("err = %v, want *errs.Error", err)
@@ -324,7 +333,7 @@ func TestPatch(t *testing.T) {
 		checkFunc func(t *testing.T, cfg config.Config)
 	}{
 		{
-			name:     "a patch keeps the user's comments and unknown keys",
+			name:     "a patch changes only the values it sets: comments, layout and unknown keys stay as written",
 			project:  map[string]string{"tandem.jsonc": string(commented)},
 			patch:    `{"model": "anthropic/claude-sonnet-4-5", "username": "ada", "provider": {"openai": {"options": {"baseURL": "http://127.0.0.1:11434/v1"}}}}`,
 			wantFile: "tandem.jsonc",

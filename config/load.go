@@ -54,7 +54,8 @@ func NewLoader(dir string, env func(string) string) *Loader {
 
 // Check adds a validation that Load and Patch run on the merged configuration, for the parts
 // other packages own (the permission rules, the provider registry). Patch writes nothing when a
-// check fails. Call it before the Loader is shared.
+// check fails. An error with a Pointer() string method naming the value at fault (a JSON pointer)
+// is reported at the file, line and column that set it. Call it before the Loader is shared.
 func (l *Loader) Check(fn func(Config) error) {
 	l.checks = append(l.checks, fn)
 }
@@ -306,6 +307,11 @@ func (l *Loader) merge(files []layer) (Config, error) {
 	cfg.Document = doc
 	for _, check := range l.checks {
 		if err := check(cfg); err != nil {
+			// A check that names the value at fault gets its file, line and column reported.
+			var at interface{ Pointer() string }
+			if errors.As(err, &at) && at.Pointer() != "" {
+				return Config{}, locate(layers, at.Pointer(), err.Error())
+			}
 			return Config{}, errs.Named(errs.Invalid, "ConfigInvalidError", "%v", err)
 		}
 	}

@@ -101,7 +101,8 @@ func applyMergePatch(path string, raw []byte, patch map[string]any) ([]byte, err
 		return nil, fileError(path, 1, 1, "the configuration must be a JSON object")
 	}
 	var ops []map[string]any
-	ops = patchOps(ops, "", current, patch)
+	var added []newMember
+	ops = patchOps(ops, &added, "", current, patch)
 	if len(ops) == 0 {
 		return raw, nil
 	}
@@ -112,12 +113,55 @@ func applyMergePatch(path string, raw []byte, patch map[string]any) ([]byte, err
 	if err := ast.Patch(opsJSON); err != nil {
 		return nil, errs.E(errs.Invalid, "patching %s: %v", path, err)
 	}
-	ast.Format()
+	// Only what changed is rewritten: no reformatting of the user's file. A new key is laid out
+	// like the sibling before it.
+	for _, m := range added {
+		layOutLikeSibling(&ast, m)
+	}
 	return ast.Pack(), nil
 }
 
-// patchOps turns a merge patch into JSON Patch operations against current, in a stable order.
-func patchOps(ops []map[string]any, prefix string, current any, patch map[string]any) []map[string]any {
+// newMember is a key a patch adds to the object at parent (a JSON pointer).
+type newMember struct{ parent, key string }
+
+// layOutLikeSibling gives a member the patch added the whitespace of the member before it (its own
+// line and indentation, the space after the colon) and keeps a trailing comma the object had.
+// Members are laid out in order, so a run of new keys each follows the one before.
+func layOutLikeSibling(root *hujson.Value, m newMember) {
+	parent := root.Find(m.parent)
+	if parent == nil {
+		return
+	}
+	obj, ok := parent.Value.(*hujson.Object)
+	if !ok {
+		return
+	}
+	for i := range obj.Members {
+		name, ok := obj.Members[i].Name.Value.(hujson.Literal)
+		if !ok || name.String() != m.key || i == 0 {
+			continue
+		}
+		sibling, member := obj.Members[i-1], &obj.Members[i]
+		before := sibling.Name.BeforeExtra
+		if nl := bytes.LastIndexByte(before, '\n'); nl >= 0 && len(bytes.TrimSpace(before[nl:])) == 0 {
+			member.Name.BeforeExtra = append(hujson.Extra(nil), before[nl:]...)
+		} else if nl < 0 {
+			member.Name.BeforeExtra = hujson.Extra(" ") // an object on one line stays on one line
+		}
+		if len(bytes.TrimSpace(sibling.Value.BeforeExtra)) == 0 {
+			member.Value.BeforeExtra = append(hujson.Extra(nil), sibling.Value.BeforeExtra...)
+		}
+		if sibling.Value.AfterExtra != nil {
+			// Non-nil marks a trailing comma when the member is last; new keys pass it along.
+			member.Value.AfterExtra = hujson.Extra{}
+		}
+		return
+	}
+}
+
+// patchOps turns a merge patch into JSON Patch operations against current, in a stable order, and
+// records the keys it adds.
+func patchOps(ops []map[string]any, added *[]newMember, prefix string, current any, patch map[string]any) []map[string]any {
 	cur, _ := current.(map[string]any)
 	keys := make([]string, 0, len(patch))
 	for k := range patch {
@@ -135,12 +179,15 @@ func patchOps(ops []map[string]any, prefix string, current any, patch map[string
 			}
 		case map[string]any:
 			if _, isObj := existing.(map[string]any); isObj {
-				ops = patchOps(ops, ptr, existing, pv)
+				ops = patchOps(ops, added, ptr, existing, pv)
 				continue
 			}
 			ops = append(ops, map[string]any{"op": "add", "path": ptr, "value": dropNulls(pv)})
 		default:
 			ops = append(ops, map[string]any{"op": "add", "path": ptr, "value": v})
+		}
+		if v != nil && !exists {
+			*added = append(*added, newMember{parent: prefix, key: k})
 		}
 	}
 	return ops

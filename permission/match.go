@@ -76,57 +76,90 @@ type Config struct {
 // ParseConfig reads OpenCode's permission config: "ask"|"allow"|"deny", or an object whose keys are
 // permissions mapped to an action or to {pattern: action} in order. tandem adds "timeout": seconds
 // or a duration string ("90s", "5m").
+//
+// An error names the offending value by its JSON pointer (ConfigError.Pointer), so the config loader
+// can report the file, line and column that set it.
 func ParseConfig(raw json.RawMessage) (Config, error) {
-	var c Config
+	c, pointer, err := parseConfig(raw)
+	if err != nil {
+		return Config{}, &ConfigError{pointer: pointer, err: err}
+	}
+	return c, nil
+}
+
+// ConfigError is a problem in the permission config.
+type ConfigError struct {
+	pointer string
+	err     error
+}
+
+func (e *ConfigError) Error() string { return e.err.Error() }
+
+func (e *ConfigError) Unwrap() error { return e.err }
+
+// Pointer is the JSON pointer (RFC 6901) of the value at fault, from the configuration's root.
+func (e *ConfigError) Pointer() string { return e.pointer }
+
+// pointerTo builds a JSON pointer from keys, escaping "~" and "/".
+func pointerTo(keys ...string) string {
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
+	}
+	return b.String()
+}
+
+func parseConfig(raw json.RawMessage) (c Config, pointer string, err error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return c, nil
+		return c, "", nil
 	}
 	var action string
 	if json.Unmarshal(raw, &action) == nil {
 		a, err := parseAction(action, "permission")
 		if err != nil {
-			return c, err
+			return c, pointerTo("permission"), err
 		}
 		c.Rules = []Rule{{Permission: "*", Pattern: "*", Action: a}}
-		return c, nil
+		return c, "", nil
 	}
 	keys, values, err := orderedObject(raw)
 	if err != nil {
-		return c, fmt.Errorf("permission: expected \"ask\" | \"allow\" | \"deny\" or an object: %w", err)
+		return c, pointerTo("permission"), fmt.Errorf("permission: expected \"ask\" | \"allow\" | \"deny\" or an object: %w", err)
 	}
 	for i, key := range keys {
 		v := values[i]
 		if key == "timeout" {
 			if c.Timeout, err = parseTimeout(v); err != nil {
-				return c, err
+				return c, pointerTo("permission", key), err
 			}
 			continue
 		}
 		if json.Unmarshal(v, &action) == nil {
 			a, err := parseAction(action, "permission."+key)
 			if err != nil {
-				return c, err
+				return c, pointerTo("permission", key), err
 			}
 			c.Rules = append(c.Rules, Rule{Permission: key, Pattern: "*", Action: a})
 			continue
 		}
 		patterns, actions, err := orderedObject(v)
 		if err != nil {
-			return c, fmt.Errorf("permission.%s: expected an action or {pattern: action}: %w", key, err)
+			return c, pointerTo("permission", key), fmt.Errorf("permission.%s: expected an action or {pattern: action}: %w", key, err)
 		}
 		for j, pattern := range patterns {
 			if json.Unmarshal(actions[j], &action) != nil {
-				return c, fmt.Errorf("permission.%s[%q]: expected \"ask\" | \"allow\" | \"deny\"", key, pattern)
+				return c, pointerTo("permission", key, pattern), fmt.Errorf("permission.%s[%q]: expected \"ask\" | \"allow\" | \"deny\"", key, pattern)
 			}
 			a, err := parseAction(action, fmt.Sprintf("permission.%s[%q]", key, pattern))
 			if err != nil {
-				return c, err
+				return c, pointerTo("permission", key, pattern), err
 			}
 			c.Rules = append(c.Rules, Rule{Permission: key, Pattern: pattern, Action: a})
 		}
 	}
-	return c, nil
+	return c, "", nil
 }
 
 func parseAction(s, where string) (Action, error) {

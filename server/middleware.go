@@ -27,8 +27,13 @@ func guard(a *auth.Authority) routes.Guard {
 				next.ServeHTTP(w, r) // the handler redeems the ticket itself
 				return
 			}
-			if !authenticated(a, r) {
-				routes.WriteError(w, r, errs.E(errs.Unauthorized, "authentication required: HTTP Basic, Bearer, ?auth_token= or the session cookie"))
+			if ok, presented := authenticate(a, r); !ok {
+				// Wrong credentials and none at all are different mistakes: say which one it is.
+				msg := "authentication required: HTTP Basic, Bearer, ?auth_token= or the session cookie"
+				if presented != "" {
+					msg = "wrong credentials: the " + presented + " was not accepted"
+				}
+				routes.WriteError(w, r, errs.E(errs.Unauthorized, "%s", msg))
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -36,23 +41,25 @@ func guard(a *auth.Authority) routes.Guard {
 	}
 }
 
-func authenticated(a *auth.Authority, r *http.Request) bool {
+// authenticate reports whether r carries valid credentials and, when it does not, which kind it
+// presented (empty when none).
+func authenticate(a *auth.Authority, r *http.Request) (ok bool, presented string) {
 	if a.Disabled() {
-		return true
+		return true, ""
 	}
-	if user, pass, ok := r.BasicAuth(); ok {
-		return a.Check(user, pass)
+	if user, pass, hasBasic := r.BasicAuth(); hasBasic {
+		return a.Check(user, pass), "user name or password"
 	}
 	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		return a.CheckBearer(strings.TrimSpace(h[7:]))
+		return a.CheckBearer(strings.TrimSpace(h[7:])), "bearer token"
 	}
 	if t := r.URL.Query().Get("auth_token"); t != "" {
-		return a.CheckToken(t)
+		return a.CheckToken(t), "auth_token"
 	}
 	if c, err := r.Cookie(routes.SessionCookie); err == nil {
-		return a.CheckSession(c.Value)
+		return a.CheckSession(c.Value), "session cookie (expired or signed out)"
 	}
-	return false
+	return false, ""
 }
 
 // hostGuard refuses requests whose Host does not name this server, so a DNS-rebinding page cannot

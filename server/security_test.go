@@ -308,6 +308,24 @@ func TestAuthentication(t *testing.T) {
 		})
 	}
 
+	t.Run("a wrong password and no password get different messages", func(t *testing.T) {
+		for _, tt := range []struct {
+			name string
+			set  func(*http.Request)
+			says string
+		}{
+			{"none", func(*http.Request) {}, "authentication required"},
+			{"a wrong password", func(r *http.Request) { r.SetBasicAuth(user, "wrong") }, "wrong credentials: the user name or password was not accepted"},
+			{"a wrong bearer token", func(r *http.Request) { r.Header.Set("Authorization", "Bearer nope") }, "wrong credentials: the bearer token was not accepted"},
+		} {
+			req := newReq(t, http.MethodGet, s.base+"/session", "")
+			tt.set(req)
+			if status, _, body := do(t, req); status != 401 || !strings.Contains(body, tt.says) {
+				t.Errorf("%s: %d %s, want 401 saying %q", tt.name, status, body, tt.says)
+			}
+		}
+	})
+
 	t.Run("health is public", func(t *testing.T) {
 		if status, _, body := do(t, newReq(t, http.MethodGet, s.base+"/global/health", "")); status != 200 || !strings.Contains(body, `"healthy":true`) {
 			t.Fatalf("%d %s", status, body)

@@ -47,7 +47,7 @@ func (rt *agentRuntime) loader(dir string) *config.Loader {
 		// A patch that the permission rules or the providers would refuse is never written.
 		l.Check(func(c config.Config) error {
 			if _, err := permission.ParseConfig(c.Permission); err != nil {
-				return errs.E(errs.Invalid, "%v", err)
+				return err // names the value at fault; the loader reports its file:line:column
 			}
 			reg, err := provider.NewRegistry(c, rt.env)
 			if err != nil {
