@@ -65,6 +65,13 @@ mkdir -p bin
 CGO_ENABLED=0 go build -trimpath -o bin/tandem ./cmd/tandem
 export TANDEM_BIN="$PWD/bin/tandem"
 
+echo "== the README, pasted into a shell as a newcomer would (scripts/readme-test.sh)"
+if command -v jq >/dev/null && command -v curl >/dev/null; then
+  bash scripts/readme-test.sh
+else
+  missing "the README test: jq or curl is missing (apt-get install jq curl)"
+fi
+
 for suite in e2e compat; do
   echo "== $suite"
   if [ -d "$suite/node_modules" ] && command -v node >/dev/null; then

@@ -278,8 +278,14 @@ func (m *Main) Announce(w io.Writer) {
 	default:
 		fmt.Fprintf(w, "  user: %s  password: from TANDEM_SERVER_PASSWORD\n", m.Username())
 	}
-	if !m.auth.Disabled() {
-		fmt.Fprintf(w, "  try: curl -u %s:$PASSWORD %ssession\n", m.Username(), m.URL())
+	// The hint is a command that works as printed: the generated password is on the line above
+	// anyway, and a chosen one stays in the variable it came from.
+	switch {
+	case m.auth.Disabled():
+	case m.generated:
+		fmt.Fprintf(w, "  try: curl -u '%s:%s' %ssession\n", m.Username(), m.password, m.URL())
+	default:
+		fmt.Fprintf(w, "  try: curl -u \"%s:$TANDEM_SERVER_PASSWORD\" %ssession\n", m.Username(), m.URL())
 	}
 }
 
