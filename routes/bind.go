@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"tandem/errs"
+	"tandem/id"
 )
 
 // MaxBody bounds request bodies; larger ones get 413.
@@ -50,6 +51,9 @@ func bindParams(r *http.Request, v reflect.Value) (hasBody bool, err error) {
 			where, name = "path", f.Tag.Get("path")
 			raw = chi.URLParam(r, name)
 			present = raw != ""
+			if err := checkID(name, f.Tag.Get("pattern"), raw); err != nil {
+				return false, err
+			}
 		case f.Tag.Get("query") != "":
 			where, name = "query", f.Tag.Get("query")
 			present = r.URL.Query().Has(name)
@@ -79,6 +83,17 @@ func bindParams(r *http.Request, v reflect.Value) (hasBody bool, err error) {
 		}
 	}
 	return hasBody, nil
+}
+
+// checkID answers 400 for a path parameter that is not a well-formed ID, instead of looking it up.
+// The parameter's OpenAPI pattern names the ID's prefix ("^ses"), so the declaration that documents
+// an ID is also the one place that checks it.
+func checkID(name, pattern, raw string) error {
+	prefix, ok := strings.CutPrefix(pattern, "^")
+	if !ok || prefix == "" || id.Valid(id.Prefix(prefix), raw) {
+		return nil
+	}
+	return errs.E(errs.Invalid, "%s: expected an ID starting with %s_, got %q", name, prefix, raw)
 }
 
 func setScalar(f reflect.Value, raw string) error {

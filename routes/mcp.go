@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"tandem/errs"
-	"tandem/id"
 	"tandem/mcp"
 )
 
@@ -45,14 +44,6 @@ type ElicitationListQuery struct {
 // ElicitationPath names a pending elicitation in the URL.
 type ElicitationPath struct {
 	ElicitationID string `path:"elicitationID" pattern:"^eli" json:"-"`
-}
-
-// Validate answers 400 for a malformed ID instead of looking it up.
-func (p *ElicitationPath) Validate() error {
-	if !id.Valid(id.Elicitation, p.ElicitationID) {
-		return errs.E(errs.Invalid, "elicitationID: not an elicitation ID: %q", p.ElicitationID)
-	}
-	return nil
 }
 
 // ElicitationReply is POST /mcp/elicitation/{elicitationID}/reply.

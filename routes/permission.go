@@ -27,12 +27,6 @@ type PermissionReply struct {
 	Message   string           `json:"message,omitempty" description:"For reject: told to the model, which continues with it."`
 }
 
-// Validate checks the enum exactly, as OpenCode.
-func (in *PermissionReply) Validate() error {
-	_, err := permission.ParseReply(string(in.Reply))
-	return err
-}
-
 // PermissionRespond is the legacy POST /session/{sessionID}/permissions/{permissionID}.
 type PermissionRespond struct {
 	SessionPath

@@ -32,14 +32,6 @@ type PtyPath struct {
 	PtyID string `path:"ptyID" pattern:"^pty" json:"-"`
 }
 
-// Validate answers 400 for a malformed ID instead of looking it up.
-func (p *PtyPath) Validate() error {
-	if !id.Valid(id.Pty, p.PtyID) {
-		return errs.E(errs.Invalid, "ptyID: not a PTY ID: %q", p.PtyID)
-	}
-	return nil
-}
-
 // PtyCreate is the body of POST /pty.
 type PtyCreate struct {
 	Command string            `json:"command,omitempty" description:"Program to run; the user's shell when absent."`
@@ -122,8 +114,8 @@ const (
 
 func (p *Ptys) connect(w http.ResponseWriter, r *http.Request) {
 	ptyID := chi.URLParam(r, "ptyID")
-	if !id.Valid(id.Pty, ptyID) {
-		writeError(w, r, errs.E(errs.Invalid, "ptyID: not a PTY ID: %q", ptyID))
+	if err := checkID("ptyID", "^"+string(id.Pty), ptyID); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	q := r.URL.Query()

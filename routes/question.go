@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"tandem/errs"
-	"tandem/id"
 	"tandem/question"
 )
 
@@ -18,25 +17,14 @@ type QuestionPath struct {
 	RequestID string `path:"requestID" pattern:"^que" json:"-"`
 }
 
-// Validate answers 400 for a malformed ID instead of looking it up.
-func (p *QuestionPath) Validate() error {
-	if !id.Valid(id.Question, p.RequestID) {
-		return errs.E(errs.Invalid, "requestID: not a question ID: %q", p.RequestID)
-	}
-	return nil
-}
-
 // QuestionReply is POST /question/{requestID}/reply.
 type QuestionReply struct {
 	QuestionPath
 	Answers []question.Answer `json:"answers" required:"true" description:"User answers in order of questions (each answer is an array of selected labels, or typed text where the question allows a custom answer; an empty array leaves that question unanswered)."`
 }
 
-// Validate checks the path; the answers are checked against the questions by the service.
+// Validate checks that answers are present; they are checked against the questions by the service.
 func (q *QuestionReply) Validate() error {
-	if err := q.QuestionPath.Validate(); err != nil {
-		return err
-	}
 	if q.Answers == nil {
 		return errs.E(errs.Invalid, "answers: required")
 	}
