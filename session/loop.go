@@ -10,29 +10,27 @@ import (
 
 	"tandem/errs"
 	"tandem/id"
+	"tandem/permission"
 	"tandem/provider"
 	"tandem/tool"
 )
 
-// Providers finds the model a turn talks to.
+// Providers finds the model a turn talks to and prices what it used.
 type Providers interface {
 	Get(providerID string) (provider.Provider, bool)
 	Default() (providerID, modelID string)
+	Cost(providerID, modelID string, u provider.Usage) float64
 }
 
-// Agent is everything the prompt loop needs beyond the store and the bus.
+// Agent is everything the prompt loop needs beyond the store and the bus, given once to New. What
+// each agent (build, plan) may do is its definition in agents.go.
 type Agent struct {
 	Providers Providers
-	// Tools returns the tools an agent may call in a session (built-ins, question, MCP).
-	Tools func(sess Session, agent string) []tool.Tool
-	// Gate returns the permission checkpoint for one tool call.
-	Gate func(sess Session, messageID, callID string) tool.Gate
-	// Cost prices a step's usage; nil means free.
-	Cost func(providerID, modelID string, u provider.Usage) float64
-	// System is the system prompt for an agent in a directory.
-	System func(agent, directory string) []string
-	// Stops reports whether a tool error must end the turn without another model call (a dismissed question).
-	Stops func(err error) bool
+	// Tools lists every tool there is now (built-ins, question, MCP servers' tools); a turn offers
+	// those its agent and its prompt allow.
+	Tools func() []tool.Tool
+	// Permissions asks before a tool runs; nil lets every call run (tests of the loop alone).
+	Permissions *permission.Service
 	// MaxSteps bounds model calls per turn (default 50).
 	MaxSteps int
 	// Retries is how often a retryable provider error is retried before the turn fails (default 3).
@@ -41,8 +39,8 @@ type Agent struct {
 	RetryBase time.Duration
 }
 
-// SetAgent enables prompting. It is set once at start, before serving.
-func (s *Service) SetAgent(a Agent) {
+// newLoop applies the defaults of an Agent.
+func newLoop(a Agent) *loop {
 	if a.MaxSteps <= 0 {
 		a.MaxSteps = 50
 	}
@@ -52,9 +50,7 @@ func (s *Service) SetAgent(a Agent) {
 	if a.RetryBase <= 0 {
 		a.RetryBase = time.Second
 	}
-	s.mu.Lock()
-	s.loop = &loop{agent: a, runners: map[string]*runner{}}
-	s.mu.Unlock()
+	return &loop{agent: a, runners: map[string]*runner{}}
 }
 
 // loop runs turns: one at a time per session, queued in arrival order.
@@ -183,7 +179,7 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 	if agentName == "" {
 		agentName = "build"
 	}
-	if agentName != "build" && agentName != "plan" {
+	if _, ok := agentNamed(agentName); !ok {
 		return nil, errs.E(errs.Invalid, "agent: unknown agent %q (build, plan)", agentName)
 	}
 	in.Agent = agentName

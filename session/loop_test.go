@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,8 @@ func (d demoOnly) Get(id string) (provider.Provider, bool) {
 
 func (demoOnly) Default() (string, string) { return provider.DemoID, provider.DemoID }
 
+func (demoOnly) Cost(string, string, provider.Usage) float64 { return 0 }
+
 // newService is a session service over a real SQLite file, prompting the demo model with the
 // built-in tools and no permission gate.
 func newService(t *testing.T) (*Service, *store.DB, string) {
@@ -40,20 +43,8 @@ func newService(t *testing.T) (*Service, *store.DB, string) {
 		t.Fatal(err)
 	}
 	b := bus.New(bus.Options{})
-	s := New(Options{DB: db, Bus: b, Version: "test"})
 	builtins := tool.Builtins(tool.Options{})
-	s.SetAgent(Agent{
-		Providers: demoOnly{provider.NewDemo()},
-		Tools: func(_ Session, agent string) []tool.Tool {
-			var out []tool.Tool
-			for _, tl := range builtins.All() {
-				if AllowsTool(agent, tl.Name()) {
-					out = append(out, tl)
-				}
-			}
-			return out
-		},
-	})
+	s := New(Options{DB: db, Bus: b, Version: "test", Agent: &Agent{Providers: demoOnly{provider.NewDemo()}, Tools: builtins.All}})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -216,5 +207,48 @@ func TestRecoverMarksInterruptedWork(t *testing.T) {
 	}
 	if untouched.Info.Error != nil || untouched.Info.Time.Completed != done.Info.Time.Completed {
 		t.Fatalf("Recover touched a finished message: %+v", untouched.Info)
+	}
+}
+
+func TestToolsAreFilteredByTheAgentAndThePrompt(t *testing.T) {
+	all := tool.Builtins(tool.Options{}).All
+	names := func(tools []tool.Tool) string {
+		var out []string
+		for _, tl := range tools {
+			out = append(out, tl.Name())
+		}
+		slices.Sort(out)
+		return strings.Join(out, " ")
+	}
+	build, _ := agentNamed("build")
+	plan, _ := agentNamed("plan")
+	tests := []struct {
+		name     string
+		agent    agent
+		switched map[string]bool
+		want     string
+	}{
+		{"build is offered every tool", build, nil, names(all())},
+		{"plan is offered only the read-only tools", plan, nil, "glob grep list read todoread todowrite"},
+		{"a prompt can switch a tool off", plan, map[string]bool{"grep": false, "read": true}, "glob list read todoread todowrite"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := names(toolsFor(Agent{Tools: all}, tt.agent, tt.switched)); got != tt.want {
+				t.Errorf("offered %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGETAgentListsTheDefinitionsTheLoopApplies(t *testing.T) {
+	for _, info := range Agents() {
+		def, ok := agentNamed(info.Name)
+		if !ok || len(def.info.Permission) != len(info.Permission) {
+			t.Errorf("agent %q: listed %+v, applied %+v", info.Name, info, def.info)
+		}
+	}
+	if plan, _ := agentNamed("plan"); len(plan.info.Permission) != 2 || plan.offers("bash") || plan.offers("edit") {
+		t.Errorf("plan must deny and not offer bash and edit: %+v", plan)
 	}
 }

@@ -36,7 +36,7 @@ type Service struct {
 	mu       sync.Mutex
 	status   map[string]Status // busy and retrying sessions; idle ones are absent, as OpenCode
 	projects map[string]string // directory -> project ID
-	loop     *loop             // the agent; nil until SetAgent
+	loop     *loop             // the prompt loop; nil without Options.Agent
 }
 
 // Options configure a Service.
@@ -45,6 +45,8 @@ type Options struct {
 	Bus     *bus.Bus
 	Logger  *slog.Logger
 	Version string
+	// Agent enables prompting; without it a prompt is refused as Unavailable.
+	Agent *Agent
 }
 
 // New makes a session service over an open store.
@@ -52,7 +54,7 @@ func New(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{
+	s := &Service{
 		db:       o.DB,
 		bus:      o.Bus,
 		ids:      id.NewSource(),
@@ -62,6 +64,10 @@ func New(o Options) *Service {
 		status:   make(map[string]Status),
 		projects: make(map[string]string),
 	}
+	if o.Agent != nil {
+		s.loop = newLoop(*o.Agent)
+	}
+	return s
 }
 
 func (s *Service) nowMS() int64 { return s.now().UnixMilli() }

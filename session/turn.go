@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"tandem/id"
+	"tandem/permission"
 	"tandem/provider"
+	"tandem/question"
 	"tandem/tool"
 )
 
@@ -100,17 +103,15 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 	dir, sid := sess.Directory, sess.ID
 	s.setStatus(dir, sid, Status{Type: "busy"})
 	prov, _ := ag.Providers.Get(t.input.Model.ProviderID)
-	tools := s.toolsFor(ag, sess, t)
+	def, _ := agentNamed(t.input.Agent) // checked when the prompt was accepted
+	tools := toolsFor(ag, def, t.input.Tools)
 	specs := make([]provider.ToolSpec, 0, len(tools))
 	byName := make(map[string]tool.Tool, len(tools))
 	for _, tl := range tools {
 		specs = append(specs, provider.ToolSpec{Name: tl.Name(), Description: tl.Description(), Parameters: tl.Parameters()})
 		byName[tl.Name()] = tl
 	}
-	var system []string
-	if ag.System != nil {
-		system = ag.System(t.input.Agent, dir)
-	}
+	system := def.system(dir)
 	if t.input.System != "" {
 		system = append(system, t.input.System)
 	}
@@ -180,10 +181,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			stop = stop || stopTurn
 		}
 
-		cost := 0.0
-		if ag.Cost != nil {
-			cost = ag.Cost(msg.ProviderID, msg.ModelID, st.usage)
-		}
+		cost := ag.Providers.Cost(msg.ProviderID, msg.ModelID, st.usage)
 		tokens := tokensOf(st.usage)
 		reason := st.reason
 		if reason == "" {
@@ -296,14 +294,18 @@ func (s *Service) saveMessage(dir string, m Message) error {
 	return nil
 }
 
-func (s *Service) toolsFor(ag Agent, sess Session, t *turn) []tool.Tool {
+// toolsFor filters every tool there is, once, by what the agent is offered and what the prompt
+// switched off.
+func toolsFor(ag Agent, def agent, switched map[string]bool) []tool.Tool {
 	if ag.Tools == nil {
 		return nil
 	}
-	all := ag.Tools(sess, t.input.Agent)
-	out := all[:0:0]
-	for _, tl := range all {
-		if enabled, listed := t.input.Tools[tl.Name()]; listed && !enabled {
+	var out []tool.Tool
+	for _, tl := range ag.Tools() {
+		if !def.offers(tl.Name()) {
+			continue
+		}
+		if enabled, listed := switched[tl.Name()]; listed && !enabled {
 			continue
 		}
 		out = append(out, tl)
@@ -339,8 +341,10 @@ func (s *Service) runTool(ctx context.Context, ag Agent, sess Session, msg *Mess
 		return fail("The tool input is not valid JSON: " + string(call.Input)), false
 	}
 	var gate tool.Gate = allowAll{}
-	if ag.Gate != nil {
-		gate = ag.Gate(sess, msg.ID, call.ID)
+	if ag.Permissions != nil {
+		def, _ := agentNamed(agent)
+		gate = ag.Permissions.Gate(permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: sess.ProjectID,
+			MessageID: msg.ID, CallID: call.ID, Rules: append(slices.Clone(sess.Permission), def.info.Permission...)})
 	}
 	var mu sync.Mutex
 	progress := func(pr tool.Progress) {
@@ -364,7 +368,8 @@ func (s *Service) runTool(ctx context.Context, ag Agent, sess Session, msg *Mess
 		if ctx.Err() != nil {
 			return fail("Tool execution aborted"), false
 		}
-		stop := ag.Stops != nil && ag.Stops(err)
+		// A dismissed question ends the turn without another model call, as in OpenCode.
+		stop := errors.Is(err, question.ErrDismissed)
 		return fail(err.Error()), stop
 	}
 	output := res.Output

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"sync"
 
 	"tandem/config"
 	"tandem/errs"
 	"tandem/permission"
 	"tandem/provider"
-	"tandem/question"
-	"tandem/session"
-	"tandem/tool"
 )
 
 // agentRuntime holds what a config change replaces: the provider registry and the permission rules.
@@ -114,7 +109,8 @@ func (rt *agentRuntime) Get(providerID string) (provider.Provider, bool) {
 // Default implements session.Providers.
 func (rt *agentRuntime) Default() (string, string) { return rt.Registry().Default() }
 
-func (rt *agentRuntime) cost(providerID, modelID string, u provider.Usage) float64 {
+// Cost implements session.Providers: what a step cost with the current registry's prices.
+func (rt *agentRuntime) Cost(providerID, modelID string, u provider.Usage) float64 {
 	m, ok := rt.Registry().Model(providerID, modelID)
 	if !ok {
 		return 0
@@ -126,38 +122,4 @@ func (rt *agentRuntime) close() {
 	if r := rt.Registry(); r != nil {
 		r.Close()
 	}
-}
-
-// agentFor assembles the session loop's Agent from the runtime, the tools and the permission gate.
-func agentFor(rt *agentRuntime, perms *permission.Service, tools func() []tool.Tool) session.Agent {
-	return session.Agent{
-		Providers: rt,
-		Tools: func(sess session.Session, agent string) []tool.Tool {
-			all := tools()
-			out := all[:0:0]
-			for _, t := range all {
-				if session.AllowsTool(agent, t.Name()) {
-					out = append(out, t)
-				}
-			}
-			return out
-		},
-		Gate: func(sess session.Session, messageID, callID string) tool.Gate {
-			return perms.Gate(permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: sess.ProjectID,
-				MessageID: messageID, CallID: callID, Rules: sess.Permission})
-		},
-		Cost:   rt.cost,
-		System: systemPrompt,
-		Stops:  func(err error) bool { return errors.Is(err, question.ErrDismissed) },
-	}
-}
-
-func systemPrompt(agent, dir string) []string {
-	p := fmt.Sprintf("You are tandem's %s agent, a coding assistant working in the project directory %s. "+
-		"Use the tools to inspect and change files and to run commands; paths are relative to that directory. "+
-		"Be concise. When a tool is refused, do not retry the same call: explain or take another approach.", agent, dir)
-	if agent == "plan" {
-		p += " You are in plan mode: you may read and search, but not edit files or run commands. Produce a plan."
-	}
-	return []string{p}
 }

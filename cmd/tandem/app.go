@@ -129,11 +129,6 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 	m.bus = bus.New(bus.Options{})
 	m.events = &routes.Events{Bus: m.bus, Heartbeat: o.Heartbeat}
-	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version})
-	if err := m.sessions.Recover(ctx); err != nil {
-		m.db.Close()
-		return nil, err
-	}
 	m.perms = permission.New(permission.Options{DB: m.db, Bus: m.bus, Logger: o.Logger})
 	m.runtime, err = newAgentRuntime(dir, o.Env, m.perms)
 	if err != nil {
@@ -152,6 +147,17 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 	m.questions = question.New(question.Options{Bus: m.bus, Timeout: pcfg.Timeout, Logger: o.Logger})
 	m.mcp = mcp.New(mcp.Options{Bus: m.bus, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
+	builtins := tool.Builtins(tool.Options{})
+	m.tools = func() []tool.Tool {
+		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
+	}
+	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version,
+		Agent: &session.Agent{Providers: m.runtime, Tools: m.tools, Permissions: m.perms}})
+	if err := m.sessions.Recover(ctx); err != nil {
+		m.runtime.close()
+		m.db.Close()
+		return nil, err
+	}
 	// MCP servers connect in the background so that a slow one never delays readiness; their
 	// status is visible at GET /mcp meanwhile.
 	mcpCtx, stopMCP := context.WithCancel(context.Background())
@@ -159,11 +165,6 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	go func() { defer close(mcpStarted); m.mcp.Start(mcpCtx) }()
 	m.stopMCP = func() { stopMCP(); <-mcpStarted; _ = m.mcp.Close() }
 	m.ptys = pty.NewManager(pty.Options{Bus: m.bus, Logger: o.Logger})
-	builtins := tool.Builtins(tool.Options{})
-	m.tools = func() []tool.Tool {
-		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
-	}
-	m.sessions.SetAgent(agentFor(m.runtime, m.perms, m.tools))
 
 	user := o.Env("TANDEM_SERVER_USERNAME")
 	if user == "" {
