@@ -161,7 +161,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-ID", reqID)
 		log := s.log.With("request_id", reqID)
 		r = r.WithContext(routes.WithLogger(r.Context(), log))
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, upgrade: r.Header.Get("Upgrade") != ""}
 		start := time.Now()
 		defer func() {
 			if p := recover(); p != nil {
@@ -185,8 +185,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 // through Unwrap, which http.ResponseController and the WebSocket upgrade rely on.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
-	wrote  bool
+	status  int
+	wrote   bool
+	upgrade bool // the request asks to switch protocols (a WebSocket)
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
@@ -210,8 +211,12 @@ func (r *statusRecorder) Flush() {
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// Hijack lets the WebSocket upgrade take the connection.
+// Hijack lets a WebSocket upgrade or an SSE stream take the connection. Only the upgrade answers
+// 101; a stream writes its own 200 head, and the access log says so.
 func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	r.wrote, r.status = true, http.StatusSwitchingProtocols
+	r.wrote = true
+	if r.upgrade {
+		r.status = http.StatusSwitchingProtocols
+	}
 	return http.NewResponseController(r.ResponseWriter).Hijack()
 }
