@@ -53,6 +53,7 @@ type Request struct {
 
 	directory string
 	projectID string
+	ctx       context.Context // the asking turn's, without its cancellation: the decision is logged even after an abort
 }
 
 // ToolRef names the tool call that asked.
@@ -100,7 +101,7 @@ type Decision struct {
 
 // Service evaluates rules, holds pending requests and remembers grants.
 type Service struct {
-	db     *store.DB
+	db     store.Store
 	bus    *bus.Bus
 	log    *slog.Logger
 	ids    *id.Source
@@ -114,7 +115,7 @@ type Service struct {
 
 // Options configure the Service.
 type Options struct {
-	DB     *store.DB
+	DB     store.Store
 	Bus    *bus.Bus
 	Logger *slog.Logger
 	Config Config
@@ -156,7 +157,7 @@ func (s *Service) record(it pending.Item[Request], r pending.Resolution[Answer])
 	req := it.Request
 	patterns, _ := json.Marshal(req.Patterns)
 	msg := r.Reply.Message
-	if err := s.db.LogDecision(context.Background(), store.Decision{
+	if err := s.db.LogDecision(req.ctx, store.Decision{
 		RequestID: req.ID, SessionID: req.SessionID, Directory: req.directory, Permission: req.Permission, Patterns: patterns,
 		Reply: string(r.Reply.Reply), Message: msg, Cause: string(r.Cause), Client: r.By.Client, Addr: r.By.Addr,
 		Asked: req.Time.Created, Decided: r.At.UnixMilli(),
@@ -202,8 +203,8 @@ func (g gate) Check(ctx context.Context, ask tool.Ask) error {
 	return g.s.check(ctx, g.sc, ask)
 }
 
-func (s *Service) rulesFor(sc Scope) ([]Rule, time.Duration, error) {
-	grants, err := s.projectGrants(sc.ProjectID)
+func (s *Service) rulesFor(ctx context.Context, sc Scope) ([]Rule, time.Duration, error) {
+	grants, err := s.projectGrants(ctx, sc.ProjectID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -217,7 +218,7 @@ func (s *Service) rulesFor(sc Scope) ([]Rule, time.Duration, error) {
 }
 
 func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
-	rules, timeout, err := s.rulesFor(sc)
+	rules, timeout, err := s.rulesFor(ctx, sc)
 	if err != nil {
 		return err
 	}
@@ -238,7 +239,8 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 		return nil
 	}
 	req := Request{ID: s.broker.NewID(), SessionID: sc.SessionID, Permission: ask.Permission, Patterns: patterns,
-		Metadata: ask.Metadata, Always: ask.Always, directory: sc.Directory, projectID: sc.ProjectID}
+		Metadata: ask.Metadata, Always: ask.Always, directory: sc.Directory, projectID: sc.ProjectID,
+		ctx: context.WithoutCancel(ctx)}
 	if req.Metadata == nil {
 		req.Metadata = map[string]any{}
 	}
@@ -264,7 +266,7 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 		}
 		return rejectf("The user rejected permission to use this specific tool call")
 	case res.Reply.Reply == Always:
-		if err := s.remember(req); err != nil {
+		if err := s.remember(req.ctx, req); err != nil {
 			s.log.Error("persist always grant", "err", err)
 		}
 	}
@@ -273,23 +275,30 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 
 // remember persists the "always" patterns of req for its project and approves other waiting
 // requests of the project that they now cover.
-func (s *Service) remember(req Request) error {
+func (s *Service) remember(ctx context.Context, req Request) error {
 	always := req.Always
 	if len(always) == 0 {
 		always = req.Patterns
 	}
 	now := time.Now().UnixMilli()
-	for _, p := range always {
-		g := store.Grant{ID: s.ids.New(id.Grant), ProjectID: req.projectID, Permission: req.Permission, Pattern: p,
-			SessionID: req.SessionID, RequestID: req.ID, Created: now}
-		if err := s.db.AddGrant(context.Background(), g); err != nil {
-			return err
+	// The patterns of one answer are one grant set: all of them are stored, or none.
+	err := s.db.Tx(ctx, func(q store.Tx) error {
+		for _, p := range always {
+			g := store.Grant{ID: s.ids.New(id.Grant), ProjectID: req.projectID, Permission: req.Permission, Pattern: p,
+				SessionID: req.SessionID, RequestID: req.ID, Created: now}
+			if err := q.AddGrant(ctx, g); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
 	delete(s.loaded, req.projectID)
 	s.mu.Unlock()
-	grants, err := s.projectGrants(req.projectID)
+	grants, err := s.projectGrants(ctx, req.projectID)
 	if err != nil {
 		return err
 	}
@@ -305,13 +314,16 @@ func (s *Service) remember(req Request) error {
 			}
 		}
 		if covered {
-			_ = s.broker.Reply(other.ID, Answer{Reply: Always}, pending.Who{Client: "tandem", Addr: "always grant " + req.ID})
+			if err := s.broker.Reply(other.ID, Answer{Reply: Always}, pending.Who{Client: "tandem", Addr: "always grant " + req.ID}); err != nil {
+				// Resolved meanwhile by someone else: that answer stands.
+				s.log.Debug("always grant: request already resolved", "request", other.ID, "err", err)
+			}
 		}
 	}
 	return nil
 }
 
-func (s *Service) projectGrants(projectID string) ([]Rule, error) {
+func (s *Service) projectGrants(ctx context.Context, projectID string) ([]Rule, error) {
 	s.mu.Lock()
 	if s.loaded[projectID] {
 		r := s.grants[projectID]
@@ -319,7 +331,7 @@ func (s *Service) projectGrants(projectID string) ([]Rule, error) {
 		return r, nil
 	}
 	s.mu.Unlock()
-	rows, err := s.db.Grants(context.Background(), projectID)
+	rows, err := s.db.Grants(ctx, projectID)
 	if err != nil {
 		return nil, err
 	}
@@ -410,7 +422,9 @@ func (s *Service) History(ctx context.Context, sessionID string, limit int) ([]D
 	for _, d := range rows {
 		dec := Decision{RequestID: d.RequestID, SessionID: d.SessionID, Directory: d.Directory, Permission: d.Permission,
 			Reply: Reply(d.Reply), Message: d.Message, Cause: d.Cause, Client: d.Client, Addr: d.Addr}
-		_ = json.Unmarshal(d.Patterns, &dec.Patterns)
+		if err := json.Unmarshal(d.Patterns, &dec.Patterns); err != nil {
+			return nil, fmt.Errorf("permission: decision %s: patterns: %w", d.RequestID, err)
+		}
 		dec.Time.Asked, dec.Time.Decided = d.Asked, d.Decided
 		out = append(out, dec)
 	}

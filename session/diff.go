@@ -3,9 +3,12 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"tandem/store"
 
 	"tandem/tool"
 )
@@ -13,34 +16,42 @@ import (
 // sessionDiff is the session's changes, one diff per file: the content before the first change
 // and after the last one. It is stored and kept current by each turn; a session without a stored
 // diff (a fork, or one from before diffs were stored) has it folded from its parts once.
-func (s *Service) sessionDiff(ctx context.Context, sessionID string) map[string]FileDiff {
+func sessionDiff(ctx context.Context, q store.Tx, sessionID string) (map[string]FileDiff, error) {
 	out := map[string]FileDiff{}
-	if data, err := s.db.SessionDiff(ctx, sessionID); err == nil && data != nil {
-		var list []FileDiff
-		if json.Unmarshal(data, &list) == nil {
-			for _, d := range list {
-				out[d.File] = d
-			}
-			return out
-		}
-	}
-	page, err := s.messages(ctx, sessionID, MessagesInput{})
+	data, err := q.SessionDiff(ctx, sessionID)
 	if err != nil {
-		return out
+		return nil, err
 	}
-	for _, wp := range page.Items {
+	if data != nil {
+		var list []FileDiff
+		if err := json.Unmarshal(data, &list); err != nil {
+			return nil, fmt.Errorf("session: stored diff of %s: %w", sessionID, err)
+		}
+		for _, d := range list {
+			out[d.File] = d
+		}
+		return out, nil
+	}
+	msgs, parts, err := q.ListMessages(ctx, store.MessageQuery{SessionID: sessionID})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range msgs {
+		wp, err := decodeWithParts(m, parts[m.ID])
+		if err != nil {
+			return nil, err
+		}
 		foldDiffs(out, wp.Parts)
 	}
 	out = withStats(out)
-	s.storeDiff(ctx, sessionID, out)
-	return out
+	return out, storeDiff(ctx, q, sessionID, out)
 }
 
 // addTurnDiff folds a turn's changes into the session's stored diff and returns the result.
-func (s *Service) addTurnDiff(ctx context.Context, sessionID string, turn map[string]FileDiff) map[string]FileDiff {
-	diff := s.sessionDiff(ctx, sessionID)
-	if len(turn) == 0 {
-		return diff
+func addTurnDiff(ctx context.Context, q store.Tx, sessionID string, turn map[string]FileDiff) (map[string]FileDiff, error) {
+	diff, err := sessionDiff(ctx, q, sessionID)
+	if err != nil || len(turn) == 0 {
+		return diff, err
 	}
 	for file, d := range turn {
 		if prev, ok := diff[file]; ok {
@@ -49,18 +60,15 @@ func (s *Service) addTurnDiff(ctx context.Context, sessionID string, turn map[st
 		diff[file] = d
 	}
 	diff = withStats(diff)
-	s.storeDiff(ctx, sessionID, diff)
-	return diff
+	return diff, storeDiff(ctx, q, sessionID, diff)
 }
 
-func (s *Service) storeDiff(ctx context.Context, sessionID string, diff map[string]FileDiff) {
+func storeDiff(ctx context.Context, q store.Sessions, sessionID string, diff map[string]FileDiff) error {
 	data, err := json.Marshal(diffList(diff))
-	if err == nil {
-		err = s.db.PutSessionDiff(ctx, sessionID, data)
-	}
 	if err != nil {
-		s.log.Warn("store session diff", "session", sessionID, "err", err)
+		return err
 	}
+	return q.PutSessionDiff(ctx, sessionID, data)
 }
 
 // foldDiffs adds the file changes of completed tool parts (their metadata.filediff) to diffs.
@@ -125,7 +133,16 @@ func (s *Service) Diff(ctx context.Context, sessionID, messageID string) ([]File
 		}
 		return []FileDiff{}, nil
 	}
-	return diffList(s.sessionDiff(ctx, sessionID)), nil
+	var diff map[string]FileDiff
+	err := s.db.Tx(ctx, func(q store.Tx) error {
+		var err error
+		diff, err = sessionDiff(ctx, q, sessionID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return diffList(diff), nil
 }
 
 // Worktree is the git work tree containing dir, or dir itself outside git.

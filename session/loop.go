@@ -12,6 +12,7 @@ import (
 	"tandem/id"
 	"tandem/permission"
 	"tandem/provider"
+	"tandem/store"
 	"tandem/tool"
 )
 
@@ -68,6 +69,7 @@ type runner struct {
 }
 
 type turn struct {
+	ctx    context.Context // the enqueuing request's values, never its cancellation
 	user   Message
 	input  PromptInput
 	result chan turnResult // buffered 1
@@ -196,13 +198,11 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 	}
 	in.Model = model
 
-	// Store the user message and its parts before anything else: prompt_async answers only after this.
+	// Store the title, the user message and its parts before anything else, in one write:
+	// prompt_async answers only after this.
+	retitle := ""
 	if sess.Title == "" || strings.HasPrefix(sess.Title, "New session - ") {
-		if text := firstText(in.Parts); text != "" {
-			if updated, err := s.mutate(ctx, sessionID, func(x *Session) { x.Title = titleFrom(text) }); err == nil {
-				sess = updated
-			}
-		}
+		retitle = titleFrom(firstText(in.Parts))
 	}
 	user := Message{
 		ID: in.MessageID, SessionID: sessionID, Role: RoleUser, Agent: agentName,
@@ -211,10 +211,7 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 	if user.ID == "" {
 		user.ID = s.ids.New(id.Message)
 	}
-	if err := s.putMessage(ctx, user); err != nil {
-		return nil, err
-	}
-	s.publish(sess.Directory, "message.updated", map[string]any{"sessionID": sessionID, "info": user})
+	parts := make([]Part, 0, len(in.Parts))
 	for _, pi := range in.Parts {
 		p := Part{ID: pi.ID, SessionID: sessionID, MessageID: user.ID, Type: pi.Type, Synthetic: pi.Synthetic}
 		if p.ID == "" || !id.Valid(id.Part, p.ID) {
@@ -229,16 +226,42 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 		case "agent":
 			p.Name = pi.Name
 		}
-		if err := s.putPart(ctx, p); err != nil {
-			return nil, err
-		}
-		s.publishPart(sess.Directory, p)
+		parts = append(parts, p)
 	}
-	if _, err := s.mutate(ctx, sessionID, func(*Session) {}); err != nil {
+	var titled Session
+	err = s.db.Tx(ctx, func(q store.Tx) error {
+		if retitle != "" {
+			var err error
+			if titled, err = s.change(ctx, q, sessionID, func(x *Session) { x.Title = retitle }); err != nil {
+				return err
+			}
+		}
+		if err := putMessage(ctx, q, user); err != nil {
+			return err
+		}
+		for _, p := range parts {
+			if err := putPart(ctx, q, p); err != nil {
+				return err
+			}
+		}
+		var err error
+		sess, err = s.change(ctx, q, sessionID, func(*Session) {})
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
+	if retitle != "" {
+		s.announce(titled)
+	}
+	s.publishMessage(sess.Directory, user)
+	for _, p := range parts {
+		s.publishPart(sess.Directory, p)
+	}
+	s.announce(sess)
 
-	t := &turn{user: user, input: in, result: make(chan turnResult, 1)}
+	// The turn outlives the request that started it (prompt_async answers at once).
+	t := &turn{ctx: context.WithoutCancel(ctx), user: user, input: in, result: make(chan turnResult, 1)}
 	if in.NoReply {
 		t.result <- turnResult{reply: WithParts{Info: user, Parts: nil}}
 		return t, nil
@@ -293,7 +316,7 @@ func (s *Service) drain(lp *loop, sessionID string) {
 		}
 		t := r.queue[0]
 		r.queue = r.queue[1:]
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(t.ctx)
 		r.cancel = cancel
 		s.mu.Unlock()
 
@@ -346,7 +369,7 @@ func (s *Service) abortAndWait(sessionID string) {
 
 // abortedReply records an assistant message for a queued turn that never ran.
 func (s *Service) abortedReply(sessionID string, t *turn) WithParts {
-	ctx := context.Background()
+	ctx := t.ctx
 	sess, err := s.Get(ctx, sessionID)
 	if err != nil {
 		return WithParts{}
@@ -360,9 +383,12 @@ func (s *Service) abortedReply(sessionID string, t *turn) WithParts {
 		Time:  MessageTime{Created: now, Completed: now},
 		Error: &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "Aborted"}},
 	}
-	if err := s.putMessage(ctx, msg); err == nil {
-		s.publish(sess.Directory, "message.updated", map[string]any{"sessionID": sessionID, "info": msg})
+	if err := putMessage(ctx, s.db, msg); err != nil {
+		s.log.Error("store aborted reply", "session", sessionID, "err", err)
+		s.publish(sess.Directory, "session.error", map[string]any{"sessionID": sessionID, "error": unknownError(saveFailed(err))})
+		return WithParts{Info: msg, Parts: []Part{}}
 	}
+	s.publishMessage(sess.Directory, msg)
 	return WithParts{Info: msg, Parts: []Part{}}
 }
 
@@ -407,44 +433,53 @@ func (s *Service) publishPart(directory string, p Part) {
 }
 
 // Recover marks what a crash left running: tool parts become errors and unfinished assistant
-// messages are closed with an error, so nothing is left pending forever. Call it at start.
+// messages are closed with an error, so nothing is left pending forever. Call it at start. All of
+// it is one write.
 func (s *Service) Recover(ctx context.Context) error {
 	parts, err := s.db.RunningParts(ctx)
 	if err != nil {
 		return err
 	}
-	now := s.nowMS()
-	for _, row := range parts {
-		var p Part
-		if err := json.Unmarshal(row.Data, &p); err != nil || p.State == nil {
-			continue
-		}
-		start := now
-		if p.State.Time != nil {
-			start = p.State.Time.Start
-		}
-		p.State = &ToolState{Status: "error", Input: inputOrEmpty(p.State.Input), Metadata: p.State.Metadata,
-			Error: "interrupted: the server stopped while this tool was running", Time: &PartTime{Start: start, End: now}}
-		if err := s.putPart(ctx, p); err != nil {
-			return err
-		}
-	}
 	msgs, err := s.db.UnfinishedMessages(ctx)
 	if err != nil {
 		return err
 	}
-	for _, row := range msgs {
-		var m Message
-		if err := json.Unmarshal(row.Data, &m); err != nil {
-			continue
+	now := s.nowMS()
+	err = s.db.Tx(ctx, func(q store.Tx) error {
+		for _, row := range parts {
+			var p Part
+			if err := json.Unmarshal(row.Data, &p); err != nil || p.State == nil {
+				s.log.Warn("recover: unreadable tool part left as it is", "part", row.ID, "err", err)
+				continue
+			}
+			start := now
+			if p.State.Time != nil {
+				start = p.State.Time.Start
+			}
+			p.State = &ToolState{Status: "error", Input: inputOrEmpty(p.State.Input), Metadata: p.State.Metadata,
+				Error: "interrupted: the server stopped while this tool was running", Time: &PartTime{Start: start, End: now}}
+			if err := putPart(ctx, q, p); err != nil {
+				return err
+			}
 		}
-		m.Time.Completed = now
-		if m.Error == nil {
-			m.Error = &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "interrupted: the server stopped during this turn"}}
+		for _, row := range msgs {
+			var m Message
+			if err := json.Unmarshal(row.Data, &m); err != nil {
+				s.log.Warn("recover: unreadable message left as it is", "message", row.ID, "err", err)
+				continue
+			}
+			m.Time.Completed = now
+			if m.Error == nil {
+				m.Error = &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "interrupted: the server stopped during this turn"}}
+			}
+			if err := putMessage(ctx, q, m); err != nil {
+				return err
+			}
 		}
-		if err := s.putMessage(ctx, m); err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(parts)+len(msgs) > 0 {
 		s.log.Warn("marked interrupted work", "tool_parts", len(parts), "messages", len(msgs))

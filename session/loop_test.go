@@ -175,12 +175,12 @@ func TestRecoverMarksInterruptedWork(t *testing.T) {
 	}
 	// What a crash leaves behind: an open assistant message with a running tool part.
 	open := Message{ID: s.ids.New(id.Message), SessionID: sess.ID, Role: RoleAssistant, Agent: "build", Time: MessageTime{Created: s.nowMS()}}
-	if err := s.putMessage(ctx, open); err != nil {
+	if err := putMessage(ctx, db, open); err != nil {
 		t.Fatal(err)
 	}
 	running := Part{ID: s.ids.New(id.Part), SessionID: sess.ID, MessageID: open.ID, Type: "tool", CallID: "call_1", Tool: "bash",
 		State: &ToolState{Status: "running", Input: json.RawMessage(`{"command":"sleep 100"}`), Time: &PartTime{Start: s.nowMS()}}}
-	if err := s.putPart(ctx, running); err != nil {
+	if err := putPart(ctx, db, running); err != nil {
 		t.Fatal(err)
 	}
 

@@ -26,7 +26,7 @@ import (
 
 // Service is the session domain. Create it with New.
 type Service struct {
-	db      *store.DB
+	db      store.Store
 	bus     *bus.Bus
 	ids     *id.Source
 	log     *slog.Logger
@@ -41,7 +41,7 @@ type Service struct {
 
 // Options configure a Service.
 type Options struct {
-	DB      *store.DB
+	DB      store.Store
 	Bus     *bus.Bus
 	Logger  *slog.Logger
 	Version string
@@ -86,8 +86,6 @@ type CreateInput struct {
 	Metadata    map[string]any    `json:"metadata,omitempty"`
 	Permission  []permission.Rule `json:"permission,omitempty"`
 	WorkspaceID string            `json:"workspaceID,omitempty"`
-
-	forkOf string // set by Fork: the copied parts already carry changes, so the diff is folded later
 }
 
 // Validate checks the fields a client can get wrong.
@@ -148,23 +146,32 @@ func (s *Service) Create(ctx context.Context, directory string, in CreateInput) 
 		}
 		sess.Title = prefix + time.UnixMilli(now).UTC().Format(time.RFC3339Nano)
 	}
-	if err := s.put(ctx, sess); err != nil {
+	err := s.db.Tx(ctx, func(q store.Tx) error { return s.create(ctx, q, sess, true) })
+	if err != nil {
 		return Session{}, err
-	}
-	if in.forkOf == "" {
-		// A new session has changed nothing: store its (empty) diff so turns never fold it from parts.
-		s.storeDiff(ctx, sess.ID, map[string]FileDiff{})
 	}
 	s.publish(directory, "session.created", map[string]any{"sessionID": sess.ID, "info": sess})
 	return sess, nil
 }
 
-func (s *Service) put(ctx context.Context, sess Session) error {
+// create stores a new session; withDiff stores its (empty) diff too, so that turns never fold it
+// from parts (a fork's copied parts already carry changes, so its diff is folded later).
+func (s *Service) create(ctx context.Context, q store.Tx, sess Session, withDiff bool) error {
+	if err := put(ctx, q, sess); err != nil {
+		return err
+	}
+	if withDiff {
+		return storeDiff(ctx, q, sess.ID, map[string]FileDiff{})
+	}
+	return nil
+}
+
+func put(ctx context.Context, q store.Sessions, sess Session) error {
 	data, err := json.Marshal(sess)
 	if err != nil {
 		return err
 	}
-	return s.db.PutSession(ctx, store.Session{
+	return q.PutSession(ctx, store.Session{
 		ID: sess.ID, Directory: sess.Directory, ParentID: sess.ParentID, Title: sess.Title,
 		Created: sess.Time.Created, Updated: sess.Time.Updated, Data: data,
 	})
@@ -175,7 +182,12 @@ func (s *Service) Get(ctx context.Context, sessionID string) (Session, error) {
 	if !id.Valid(id.Session, sessionID) {
 		return Session{}, errs.E(errs.Invalid, "malformed session ID %q", sessionID)
 	}
-	row, err := s.db.GetSession(ctx, sessionID)
+	return get(ctx, s.db, sessionID)
+}
+
+// get reads a session through q (the pool, or a transaction that is about to change it).
+func get(ctx context.Context, q store.Sessions, sessionID string) (Session, error) {
+	row, err := q.GetSession(ctx, sessionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return Session{}, errs.E(errs.NotFound, "Session not found: %s", sessionID)
 	}
@@ -315,17 +327,33 @@ func (s *Service) Update(ctx context.Context, sessionID string, in UpdateInput) 
 
 // mutate applies fn to a stored session, bumps its updated time, stores and announces it.
 func (s *Service) mutate(ctx context.Context, sessionID string, fn func(*Session)) (Session, error) {
-	sess, err := s.Get(ctx, sessionID)
+	if !id.Valid(id.Session, sessionID) {
+		return Session{}, errs.E(errs.Invalid, "malformed session ID %q", sessionID)
+	}
+	sess, err := s.change(ctx, s.db, sessionID, fn)
+	if err != nil {
+		return Session{}, err
+	}
+	s.announce(sess)
+	return sess, nil
+}
+
+// change is mutate inside a caller's transaction; the caller announces the result after commit.
+func (s *Service) change(ctx context.Context, q store.Sessions, sessionID string, fn func(*Session)) (Session, error) {
+	sess, err := get(ctx, q, sessionID)
 	if err != nil {
 		return Session{}, err
 	}
 	fn(&sess)
 	sess.Time.Updated = max(s.nowMS(), sess.Time.Updated)
-	if err := s.put(ctx, sess); err != nil {
+	if err := put(ctx, q, sess); err != nil {
 		return Session{}, err
 	}
-	s.publish(sess.Directory, "session.updated", map[string]any{"sessionID": sess.ID, "info": sess})
 	return sess, nil
+}
+
+func (s *Service) announce(sess Session) {
+	s.publish(sess.Directory, "session.updated", map[string]any{"sessionID": sess.ID, "info": sess})
 }
 
 // Delete removes a session, its children, messages and parts. A running turn is aborted first.
@@ -474,35 +502,47 @@ func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Ses
 		}
 		msgs = msgs[:cut]
 	}
-	fork, err := s.Create(ctx, src.Directory, CreateInput{
-		Title: s.forkTitle(ctx, src), Agent: src.Agent, Model: src.Model, Permission: src.Permission, forkOf: src.ID,
+	in2 := CreateInput{Title: s.forkTitle(ctx, src), Agent: src.Agent, Model: src.Model, Permission: src.Permission}
+	now := s.nowMS()
+	fork := Session{
+		ID: s.ids.NewDescending(id.Session), Slug: slug(), ProjectID: s.ProjectID(src.Directory), Directory: src.Directory,
+		Title: in2.Title, Agent: in2.Agent, Model: in2.Model, Version: s.version, Permission: in2.Permission,
+		Time: SessionTime{Created: now, Updated: now},
+	}
+	// The fork and every copied message and part are one transaction: a failure leaves no half fork.
+	err = s.db.Tx(ctx, func(q store.Tx) error {
+		if err := s.create(ctx, q, fork, false); err != nil {
+			return err
+		}
+		// Copy with fresh IDs, keeping order: IDs from one Source are ascending.
+		msgIDs := make(map[string]string, len(msgs))
+		for _, m := range msgs {
+			wp, err := decodeWithParts(m, parts[m.ID])
+			if err != nil {
+				return err
+			}
+			newID := s.ids.New(id.Message)
+			msgIDs[m.ID] = newID
+			wp.Info.ID, wp.Info.SessionID = newID, fork.ID
+			if wp.Info.ParentID != "" {
+				wp.Info.ParentID = msgIDs[wp.Info.ParentID]
+			}
+			if err := putMessage(ctx, q, wp.Info); err != nil {
+				return err
+			}
+			for _, p := range wp.Parts {
+				p.ID, p.MessageID, p.SessionID = s.ids.New(id.Part), newID, fork.ID
+				if err := putPart(ctx, q, p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return Session{}, err
 	}
-	// Copy with fresh IDs, keeping order: IDs from one Source are ascending.
-	msgIDs := make(map[string]string, len(msgs))
-	for _, m := range msgs {
-		wp, err := decodeWithParts(m, parts[m.ID])
-		if err != nil {
-			return Session{}, err
-		}
-		newID := s.ids.New(id.Message)
-		msgIDs[m.ID] = newID
-		wp.Info.ID, wp.Info.SessionID = newID, fork.ID
-		if wp.Info.ParentID != "" {
-			wp.Info.ParentID = msgIDs[wp.Info.ParentID]
-		}
-		if err := s.putMessage(ctx, wp.Info); err != nil {
-			return Session{}, err
-		}
-		for _, p := range wp.Parts {
-			p.ID, p.MessageID, p.SessionID = s.ids.New(id.Part), newID, fork.ID
-			if err := s.putPart(ctx, p); err != nil {
-				return Session{}, err
-			}
-		}
-	}
+	s.publish(fork.Directory, "session.created", map[string]any{"sessionID": fork.ID, "info": fork})
 	return fork, nil
 }
 
@@ -518,20 +558,20 @@ func (s *Service) forkTitle(ctx context.Context, src Session) string {
 	return fmt.Sprintf("%s (fork #%d)", base, n)
 }
 
-func (s *Service) putMessage(ctx context.Context, m Message) error {
+func putMessage(ctx context.Context, q store.Messages, m Message) error {
 	data, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return s.db.PutMessage(ctx, store.Message{ID: m.ID, SessionID: m.SessionID, Created: m.Time.Created, Data: data})
+	return q.PutMessage(ctx, store.Message{ID: m.ID, SessionID: m.SessionID, Created: m.Time.Created, Data: data})
 }
 
-func (s *Service) putPart(ctx context.Context, p Part) error {
+func putPart(ctx context.Context, q store.Messages, p Part) error {
 	data, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
-	return s.db.PutPart(ctx, store.Part{ID: p.ID, MessageID: p.MessageID, SessionID: p.SessionID, Data: data})
+	return q.PutPart(ctx, store.Part{ID: p.ID, MessageID: p.MessageID, SessionID: p.SessionID, Data: data})
 }
 
 // Statuses returns the sessions that are not idle, as GET /session/status.

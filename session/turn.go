@@ -13,6 +13,7 @@ import (
 	"tandem/permission"
 	"tandem/provider"
 	"tandem/question"
+	"tandem/store"
 	"tandem/tool"
 )
 
@@ -46,20 +47,33 @@ func (st *step) delta(p *Part, d string) {
 	})
 }
 
-// closeStreams finishes the open text and reasoning parts and stores them.
-func (st *step) closeStreams() error {
+// closeStreams finishes the open text and reasoning parts and stores them in one transaction.
+func (st *step) closeStreams(ctx context.Context) error {
+	var closed []Part
 	for _, pp := range []**Part{&st.rsn, &st.text} {
-		p := *pp
-		if p == nil {
-			continue
+		if p := *pp; p != nil {
+			p.Time.End = st.s.nowMS()
+			closed = append(closed, *p)
 		}
-		p.Time.End = st.s.nowMS()
-		if err := st.s.putPart(context.Background(), *p); err != nil {
-			return err
-		}
-		st.s.publishPart(st.dir, *p)
-		*pp = nil
 	}
+	if len(closed) == 0 {
+		return nil
+	}
+	err := st.s.db.Tx(ctx, func(q store.Tx) error {
+		for _, p := range closed {
+			if err := putPart(ctx, q, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return saveFailed(err)
+	}
+	for _, p := range closed {
+		st.s.publishPart(st.dir, p)
+	}
+	st.rsn, st.text = nil, nil
 	return nil
 }
 
@@ -94,9 +108,13 @@ func (st *step) emit(ev provider.Event) error {
 
 // runTurn answers one user message: model calls and tool calls until the model stops, the step
 // limit is reached, the turn fails or it is aborted. The reply is the last assistant message.
+//
+// Every write happens before the event that announces it, and a write that fails ends the turn
+// with session.error: what the stream said is what the store holds.
 func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, error) {
-	bg := context.Background() // stores must land even when ctx is cancelled
-	sess, err := s.Get(bg, t.user.SessionID)
+	keep := context.WithoutCancel(ctx) // stores must land even when the turn is aborted
+	user := t.user                     // the runner's own copy: prompt_async callers read t.user concurrently
+	sess, err := s.Get(keep, user.SessionID)
 	if err != nil {
 		return WithParts{}, err
 	}
@@ -116,15 +134,14 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		system = append(system, t.input.System)
 	}
 
-	user := t.user // the runner's own copy: prompt_async callers read t.user concurrently
 	var reply WithParts
 	var turnCost float64
 	var turnTokens Tokens
 	turnDiff := map[string]FileDiff{}
 	// The history is read once; each step's output is appended in memory.
-	history, err := s.history(bg, sid, user.ID)
+	history, err := s.history(keep, sid, user.ID)
 	if err != nil {
-		return reply, err
+		return s.failTurn(ctx, dir, nil, nil, err, user)
 	}
 	for n := 0; n < ag.MaxSteps; n++ {
 		zero := 0.0
@@ -134,33 +151,47 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			Path: &MessagePath{Cwd: dir, Root: Worktree(dir)}, Cost: &zero, Tokens: &Tokens{},
 			Time: MessageTime{Created: s.nowMS()},
 		}
-		if err := s.saveMessage(dir, *msg); err != nil {
-			return reply, err
-		}
-		if n == 0 {
-			// OpenCode announces the turn's (still empty) diff and the user message summary here.
-			_, _ = s.mutate(bg, sid, func(*Session) {})
-			s.publish(dir, "session.diff", map[string]any{"sessionID": sid, "diff": []FileDiff{}})
-			summarized := user
-			summarized.Summary = &MessageSummary{Diffs: []FileDiff{}}
-			if err := s.saveMessage(dir, summarized); err == nil {
-				user = summarized
+		start := Part{ID: s.ids.New(id.Part), SessionID: sid, MessageID: msg.ID, Type: "step-start"}
+		var touched Session
+		summarized := user
+		summarized.Summary = &MessageSummary{Diffs: []FileDiff{}}
+		// The step opens with one write: its message and step-start (and, on the first step, the
+		// session's touch and the user message's still empty summary, which OpenCode announces here).
+		err := s.db.Tx(keep, func(q store.Tx) error {
+			if err := putMessage(keep, q, *msg); err != nil {
+				return err
 			}
+			if n == 0 {
+				var err error
+				if touched, err = s.change(keep, q, sid, func(*Session) {}); err != nil {
+					return err
+				}
+				if err := putMessage(keep, q, summarized); err != nil {
+					return err
+				}
+			}
+			return putPart(keep, q, start)
+		})
+		if err != nil {
+			return s.failTurn(ctx, dir, nil, nil, saveFailed(err), user)
+		}
+		s.publishMessage(dir, *msg)
+		if n == 0 {
+			s.announce(touched)
+			s.publish(dir, "session.diff", map[string]any{"sessionID": sid, "diff": []FileDiff{}})
+			user = summarized
+			s.publishMessage(dir, user)
 			s.setStatus(dir, sid, Status{Type: "busy"})
 		}
 		st := &step{s: s, dir: dir, msg: msg}
-		start := Part{ID: s.ids.New(id.Part), SessionID: sid, MessageID: msg.ID, Type: "step-start"}
-		if err := s.putPart(bg, start); err != nil {
-			return reply, err
-		}
 		s.publishPart(dir, start)
 		parts := []Part{start}
 
 		req := provider.Request{Model: t.input.Model.ModelID, System: system, Messages: history, Tools: specs}
 		callErr := s.callModel(ctx, ag, prov, req, st, dir, sid)
 		textParts := []*Part{st.rsn, st.text}
-		if err := st.closeStreams(); err != nil {
-			return reply, err
+		if err := st.closeStreams(keep); err != nil {
+			return s.failTurn(ctx, dir, msg, parts, err, user)
 		}
 		for _, p := range textParts {
 			if p != nil {
@@ -168,15 +199,18 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			}
 		}
 		if callErr != nil {
-			return s.failTurn(dir, msg, parts, ctx, callErr, user)
+			return s.failTurn(ctx, dir, msg, parts, callErr, user)
 		}
 
 		stop := false
 		for _, call := range st.calls {
-			p, stopTurn := s.runTool(ctx, ag, sess, msg, byName, call, t.input.Agent)
+			p, stopTurn, err := s.runTool(ctx, ag, sess, msg, byName, call, t.input.Agent)
 			parts = append(parts, p)
+			if err != nil {
+				return s.failTurn(ctx, dir, msg, parts, err, user)
+			}
 			if ctx.Err() != nil {
-				return s.failTurn(dir, msg, parts, ctx, ctx.Err(), user)
+				return s.failTurn(ctx, dir, msg, parts, ctx.Err(), user)
 			}
 			stop = stop || stopTurn
 		}
@@ -189,19 +223,32 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		}
 		finish := Part{ID: s.ids.New(id.Part), SessionID: sid, MessageID: msg.ID, Type: "step-finish",
 			Reason: reason, Cost: &cost, Tokens: &tokens}
-		if err := s.putPart(bg, finish); err != nil {
-			return reply, err
+		stepDiff := map[string]FileDiff{}
+		foldDiffs(stepDiff, parts)
+		// The step's commit: step-finish, the completed message and the session's diff, together.
+		msg.Finish, msg.Cost, msg.Tokens = reason, &cost, &tokens
+		finished := *msg
+		msg.Time.Completed = s.nowMS()
+		err = s.db.Tx(keep, func(q store.Tx) error {
+			if err := putPart(keep, q, finish); err != nil {
+				return err
+			}
+			if err := putMessage(keep, q, *msg); err != nil {
+				return err
+			}
+			_, err := addTurnDiff(keep, q, sid, stepDiff)
+			return err
+		})
+		if err != nil {
+			*msg = finished
+			msg.Time.Completed = 0
+			return s.failTurn(ctx, dir, msg, parts, saveFailed(err), user)
 		}
+		// OpenCode announces the finish and then the completion.
 		s.publishPart(dir, finish)
 		parts = append(parts, finish)
-
-		// OpenCode announces the finish and then the completion; one write stores both.
-		msg.Finish, msg.Cost, msg.Tokens = reason, &cost, &tokens
-		s.publish(dir, "message.updated", map[string]any{"sessionID": sid, "info": *msg})
-		msg.Time.Completed = s.nowMS()
-		if err := s.saveMessage(dir, *msg); err != nil {
-			return reply, err
-		}
+		s.publishMessage(dir, finished)
+		s.publishMessage(dir, *msg)
 		foldDiffs(turnDiff, parts)
 		history = appendStep(history, parts)
 		turnCost += cost
@@ -211,8 +258,31 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			break
 		}
 	}
-	s.finishTurn(dir, sid, user, turnDiff, turnCost, turnTokens)
+	s.finishTurn(keep, dir, sid, user, turnDiff, turnCost, turnTokens)
 	return reply, nil
+}
+
+// errSave marks an error of the store: the turn stops because what happened could not be recorded.
+type errSave struct{ err error }
+
+func (e errSave) Error() string {
+	msg := "tandem could not save this turn, so it was stopped: " + e.err.Error()
+	if store.Full(e.err) {
+		msg += " (the disk is full: free some space, then send the prompt again)"
+	}
+	return msg
+}
+func (e errSave) Unwrap() error { return e.err }
+
+func saveFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	var already errSave
+	if errors.As(err, &already) {
+		return err
+	}
+	return errSave{err}
 }
 
 // callModel streams one model call, retrying errors where retrying helps and nothing was shown yet.
@@ -246,52 +316,83 @@ func (s *Service) callModel(ctx context.Context, ag Agent, prov provider.Provide
 	}
 }
 
-// failTurn records an error (or an abort) on the assistant message and ends the turn.
-func (s *Service) failTurn(dir string, msg *Message, parts []Part, ctx context.Context, cause error, user Message) (WithParts, error) {
-	if ctx.Err() != nil {
-		msg.Error = abortedError()
-	} else {
-		msg.Error = providerError(cause)
-		s.log.Warn("turn failed", "session", msg.SessionID, "err", cause)
+// failTurn records an error (an abort, a provider error, a failed write) on the assistant message,
+// when there is one, announces it with session.error and ends the turn.
+func (s *Service) failTurn(ctx context.Context, dir string, msg *Message, parts []Part, cause error, user Message) (WithParts, error) {
+	keep := context.WithoutCancel(ctx)
+	sid := user.SessionID
+	var me *MessageError
+	var save errSave
+	switch {
+	case errors.As(cause, &save):
+		me = unknownError(cause)
+		s.log.Error("turn stopped: a write failed", "session", sid, "err", cause)
+	case ctx.Err() != nil:
+		me = abortedError()
+	default:
+		me = providerError(cause)
+		s.log.Warn("turn failed", "session", sid, "err", cause)
 	}
-	msg.Time.Completed = s.nowMS()
-	if err := s.saveMessage(dir, *msg); err != nil {
-		return WithParts{}, err
+	var reply WithParts
+	if msg != nil {
+		msg.Error = me
+		msg.Time.Completed = s.nowMS()
+		if err := putMessage(keep, s.db, *msg); err != nil {
+			// The error stays visible through session.error; the stored message is what a restart
+			// marks as interrupted.
+			s.log.Error("store failed turn", "session", sid, "err", err)
+		} else {
+			s.publishMessage(dir, *msg)
+		}
+		reply = WithParts{Info: *msg, Parts: parts}
 	}
-	s.publish(dir, "session.error", map[string]any{"sessionID": msg.SessionID, "error": msg.Error})
-	s.finishTurn(dir, msg.SessionID, user, map[string]FileDiff{}, 0, Tokens{})
-	return WithParts{Info: *msg, Parts: parts}, nil
+	s.publish(dir, "session.error", map[string]any{"sessionID": sid, "error": me})
+	s.finishTurn(keep, dir, sid, user, map[string]FileDiff{}, 0, Tokens{})
+	return reply, nil
 }
 
-// finishTurn closes a turn the way OpenCode does: idle status, session.idle, the session and its diff.
-func (s *Service) finishTurn(dir, sid string, user Message, turnDiff map[string]FileDiff, cost float64, tokens Tokens) {
-	bg := context.Background()
+// finishTurn closes a turn the way OpenCode does: idle status, session.idle, the session and its
+// diff. The session's totals and the user message's summary are one write.
+func (s *Service) finishTurn(ctx context.Context, dir, sid string, user Message, turnDiff map[string]FileDiff, cost float64, tokens Tokens) {
+	var sess Session
+	var list []FileDiff
+	user.Summary = &MessageSummary{Diffs: diffList(withStats(turnDiff))}
+	err := s.db.Tx(ctx, func(q store.Tx) error {
+		diff, err := sessionDiff(ctx, q, sid)
+		if err != nil {
+			return err
+		}
+		list = diffList(diff)
+		sess, err = s.change(ctx, q, sid, func(x *Session) {
+			x.Cost += cost
+			addTokens(&x.Tokens, tokens)
+			sum := Summary{Files: len(list)}
+			for _, d := range list {
+				sum.Additions += d.Additions
+				sum.Deletions += d.Deletions
+			}
+			x.Summary = &sum
+		})
+		if err != nil {
+			return err
+		}
+		return putMessage(ctx, q, user)
+	})
 	s.setStatus(dir, sid, Status{Type: "busy"})
 	s.setStatus(dir, sid, Status{Type: "idle"})
 	s.publish(dir, "session.idle", map[string]any{"sessionID": sid})
-	list := diffList(s.addTurnDiff(bg, sid, turnDiff))
-	_, _ = s.mutate(bg, sid, func(x *Session) {
-		x.Cost += cost
-		addTokens(&x.Tokens, tokens)
-		sum := Summary{Files: len(list)}
-		for _, d := range list {
-			sum.Additions += d.Additions
-			sum.Deletions += d.Deletions
-		}
-		x.Summary = &sum
-	})
+	if err != nil {
+		s.log.Error("store turn summary", "session", sid, "err", err)
+		s.publish(dir, "session.error", map[string]any{"sessionID": sid, "error": unknownError(saveFailed(err))})
+		return
+	}
+	s.announce(sess)
 	s.publish(dir, "session.diff", map[string]any{"sessionID": sid, "diff": list})
-	turnDiffs := diffList(withStats(turnDiff))
-	user.Summary = &MessageSummary{Diffs: turnDiffs}
-	_ = s.saveMessage(dir, user)
+	s.publishMessage(dir, user)
 }
 
-func (s *Service) saveMessage(dir string, m Message) error {
-	if err := s.putMessage(context.Background(), m); err != nil {
-		return err
-	}
+func (s *Service) publishMessage(dir string, m Message) {
 	s.publish(dir, "message.updated", map[string]any{"sessionID": m.SessionID, "info": m})
-	return nil
 }
 
 // toolsFor filters every tool there is, once, by what the agent is offered and what the prompt
@@ -313,9 +414,10 @@ func toolsFor(ag Agent, def agent, switched map[string]bool) []tool.Tool {
 	return out
 }
 
-// runTool runs one call through its part's states: pending → running → completed | error.
-func (s *Service) runTool(ctx context.Context, ag Agent, sess Session, msg *Message, byName map[string]tool.Tool, call provider.ToolCall, agent string) (Part, bool) {
-	bg := context.Background()
+// runTool runs one call through its part's states: pending → running → completed | error. A
+// non-nil error is a failed write: the part's state could not be stored, and the turn must stop.
+func (s *Service) runTool(ctx context.Context, ag Agent, sess Session, msg *Message, byName map[string]tool.Tool, call provider.ToolCall, agent string) (Part, bool, error) {
+	keep := context.WithoutCancel(ctx)
 	dir := sess.Directory
 	empty := ""
 	input := inputOrEmpty(call.Input)
@@ -324,21 +426,33 @@ func (s *Service) runTool(ctx context.Context, ag Agent, sess Session, msg *Mess
 	s.publishPart(dir, p)
 	start := s.nowMS()
 	p.State = &ToolState{Status: "running", Input: input, Time: &PartTime{Start: start}}
-	_ = s.putPart(bg, p)
+	if err := putPart(keep, s.db, p); err != nil {
+		return p, false, saveFailed(err)
+	}
 	s.publishPart(dir, p)
+	stored := p // live progress is announced but not stored; a failed final write falls back to this
 
-	fail := func(msgText string) Part {
-		p.State = &ToolState{Status: "error", Input: input, Error: msgText, Metadata: p.State.Metadata, Time: &PartTime{Start: start, End: s.nowMS()}}
-		_ = s.putPart(bg, p)
+	// settle stores the final state and announces it only once it is stored. When the write fails,
+	// the stored running state is announced again, so that the stream's last word is the store's.
+	settle := func(final ToolState) error {
+		p.State = &final
+		if err := putPart(keep, s.db, p); err != nil {
+			p = stored
+			s.publishPart(dir, p)
+			return saveFailed(err)
+		}
 		s.publishPart(dir, p)
-		return p
+		return nil
+	}
+	fail := func(msgText string) error {
+		return settle(ToolState{Status: "error", Input: input, Error: msgText, Metadata: p.State.Metadata, Time: &PartTime{Start: start, End: s.nowMS()}})
 	}
 	tl, ok := byName[call.Name]
 	if !ok {
-		return fail("Unknown tool " + call.Name + ": it is not available to this agent."), false
+		return p, false, fail("Unknown tool " + call.Name + ": it is not available to this agent.")
 	}
 	if !json.Valid(input) {
-		return fail("The tool input is not valid JSON: " + string(call.Input)), false
+		return p, false, fail("The tool input is not valid JSON: " + string(call.Input))
 	}
 	var gate tool.Gate = allowAll{}
 	if ag.Permissions != nil {
@@ -366,18 +480,15 @@ func (s *Service) runTool(ctx context.Context, ag Agent, sess Session, msg *Mess
 	defer mu.Unlock()
 	if err != nil {
 		if ctx.Err() != nil {
-			return fail("Tool execution aborted"), false
+			return p, false, fail("Tool execution aborted")
 		}
 		// A dismissed question ends the turn without another model call, as in OpenCode.
 		stop := errors.Is(err, question.ErrDismissed)
-		return fail(err.Error()), stop
+		return p, stop, fail(err.Error())
 	}
 	output := res.Output
-	p.State = &ToolState{Status: "completed", Input: input, Output: &output, Title: res.Title, Metadata: orEmpty(res.Metadata),
-		Time: &PartTime{Start: start, End: s.nowMS()}}
-	_ = s.putPart(bg, p)
-	s.publishPart(dir, p)
-	return p, false
+	return p, false, settle(ToolState{Status: "completed", Input: input, Output: &output, Title: res.Title, Metadata: orEmpty(res.Metadata),
+		Time: &PartTime{Start: start, End: s.nowMS()}})
 }
 
 func orEmpty(m map[string]any) map[string]any {

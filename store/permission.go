@@ -19,7 +19,7 @@ type Grant struct {
 }
 
 // AddGrant stores a grant; a grant that already exists is kept as it is.
-func (s *DB) AddGrant(ctx context.Context, g Grant) error {
+func (s *Queries) AddGrant(ctx context.Context, g Grant) error {
 	_, err := s.exec(ctx, `INSERT INTO permission_grants (id, project_id, permission, pattern, session_id, request_id, created)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, permission, pattern) DO NOTHING`,
 		g.ID, g.ProjectID, g.Permission, g.Pattern, g.SessionID, g.RequestID, g.Created)
@@ -27,7 +27,7 @@ func (s *DB) AddGrant(ctx context.Context, g Grant) error {
 }
 
 // Grants lists grants, all projects when projectID is empty, oldest first.
-func (s *DB) Grants(ctx context.Context, projectID string) ([]Grant, error) {
+func (s *Queries) Grants(ctx context.Context, projectID string) ([]Grant, error) {
 	q := `SELECT id, project_id, permission, pattern, session_id, request_id, created FROM permission_grants`
 	var args []any
 	if projectID != "" {
@@ -51,7 +51,7 @@ func (s *DB) Grants(ctx context.Context, projectID string) ([]Grant, error) {
 }
 
 // DeleteGrant removes a grant, or returns ErrNotFound.
-func (s *DB) DeleteGrant(ctx context.Context, id string) (Grant, error) {
+func (s *Queries) DeleteGrant(ctx context.Context, id string) (Grant, error) {
 	var g Grant
 	err := s.queryRow(ctx, `DELETE FROM permission_grants WHERE id = ?
 		RETURNING id, project_id, permission, pattern, session_id, request_id, created`, id).
@@ -82,7 +82,7 @@ type Decision struct {
 }
 
 // LogDecision appends to the decision log.
-func (s *DB) LogDecision(ctx context.Context, d Decision) error {
+func (s *Queries) LogDecision(ctx context.Context, d Decision) error {
 	_, err := s.exec(ctx, `INSERT OR REPLACE INTO permission_decisions
 		(request_id, session_id, directory, permission, patterns, reply, message, cause, client, addr, asked, decided)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -91,7 +91,7 @@ func (s *DB) LogDecision(ctx context.Context, d Decision) error {
 }
 
 // Decisions returns the newest decisions first, optionally of one session.
-func (s *DB) Decisions(ctx context.Context, sessionID string, limit int) ([]Decision, error) {
+func (s *Queries) Decisions(ctx context.Context, sessionID string, limit int) ([]Decision, error) {
 	q := `SELECT request_id, session_id, directory, permission, patterns, reply, message, cause, client, addr, asked, decided FROM permission_decisions`
 	var args []any
 	if sessionID != "" {

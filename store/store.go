@@ -22,11 +22,19 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// DB is an open tandem database.
+// DB is an open tandem database. Its query methods (from the embedded Queries) run on the pool;
+// Tx runs them inside one write transaction.
 type DB struct {
+	Queries
 	db    *sql.DB
 	path  string
 	stmts sync.Map // query text -> *sql.Stmt: SQLite statements are prepared once, not per call
+}
+
+// Queries runs the store's statements, either on the pool or inside one transaction (tx set).
+type Queries struct {
+	db *DB
+	tx *sql.Tx
 }
 
 // prepared returns the cached prepared statement for a query.
@@ -45,16 +53,26 @@ func (s *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-func (s *DB) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, err := s.prepared(ctx, query)
+// stmt is the cached statement, bound to the transaction when there is one (the transaction
+// closes it when it ends).
+func (s *Queries) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	st, err := s.db.prepared(ctx, query)
+	if err != nil || s.tx == nil {
+		return st, err
+	}
+	return s.tx.StmtContext(ctx, st), nil
+}
+
+func (s *Queries) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	return st.ExecContext(ctx, args...)
 }
 
-func (s *DB) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := s.prepared(ctx, query)
+func (s *Queries) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -62,10 +80,13 @@ func (s *DB) query(ctx context.Context, query string, args ...any) (*sql.Rows, e
 }
 
 // queryRow is QueryRowContext through the statement cache; a prepare error surfaces from Scan.
-func (s *DB) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := s.prepared(ctx, query)
+func (s *Queries) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := s.stmt(ctx, query)
 	if err != nil {
-		return s.db.QueryRowContext(ctx, query, args...)
+		if s.tx != nil {
+			return s.tx.QueryRowContext(ctx, query, args...)
+		}
+		return s.db.db.QueryRowContext(ctx, query, args...)
 	}
 	return st.QueryRowContext(ctx, args...)
 }
@@ -84,14 +105,23 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	// SQLite has one writer; a small pool keeps readers concurrent without piling up BUSY waits.
 	db.SetMaxOpenConns(4)
-	if err := db.PingContext(ctx); err != nil {
+	fail := func(err error) (*DB, error) {
 		db.Close()
+		if unwritable(err) {
+			return nil, &UnwritableError{Path: path, Err: err}
+		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	if err := db.PingContext(ctx); err != nil {
+		return fail(err)
+	}
 	s := &DB{db: db, path: path}
+	s.Queries = Queries{db: s}
 	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
+		return fail(err)
+	}
+	if err := s.probeWrite(ctx); err != nil {
+		return fail(err)
 	}
 	return s, nil
 }
@@ -164,7 +194,7 @@ type Session struct {
 }
 
 // PutSession inserts or replaces a session.
-func (s *DB) PutSession(ctx context.Context, r Session) error {
+func (s *Queries) PutSession(ctx context.Context, r Session) error {
 	_, err := s.exec(ctx, `INSERT INTO sessions (id, directory, parent_id, title, created, updated, data)
 		VALUES (?, ?, NULLIF(?, ''), ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET directory = excluded.directory, parent_id = excluded.parent_id,
@@ -174,7 +204,7 @@ func (s *DB) PutSession(ctx context.Context, r Session) error {
 }
 
 // GetSession returns one session, or ErrNotFound.
-func (s *DB) GetSession(ctx context.Context, id string) (Session, error) {
+func (s *Queries) GetSession(ctx context.Context, id string) (Session, error) {
 	row := s.queryRow(ctx, `SELECT id, directory, COALESCE(parent_id, ''), title, created, updated, data FROM sessions WHERE id = ?`, id)
 	var r Session
 	err := row.Scan(&r.ID, &r.Directory, &r.ParentID, &r.Title, &r.Created, &r.Updated, &r.Data)
@@ -198,7 +228,7 @@ type SessionQuery struct {
 }
 
 // ListSessions returns the sessions matching q.
-func (s *DB) ListSessions(ctx context.Context, q SessionQuery) ([]Session, error) {
+func (s *Queries) ListSessions(ctx context.Context, q SessionQuery) ([]Session, error) {
 	var where []string
 	var args []any
 	if q.Directory != "" {
@@ -249,7 +279,7 @@ func escapeLike(s string) string {
 }
 
 // DeleteSession removes a session and, through foreign keys, its messages, parts and todos.
-func (s *DB) DeleteSession(ctx context.Context, id string) error {
+func (s *Queries) DeleteSession(ctx context.Context, id string) error {
 	res, err := s.exec(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 	if err != nil {
 		return wrap("delete session", err)
@@ -277,14 +307,14 @@ type Part struct {
 }
 
 // PutMessage inserts or replaces a message.
-func (s *DB) PutMessage(ctx context.Context, m Message) error {
+func (s *Queries) PutMessage(ctx context.Context, m Message) error {
 	_, err := s.exec(ctx, `INSERT INTO messages (id, session_id, created, data) VALUES (?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, m.ID, m.SessionID, m.Created, m.Data)
 	return wrap("put message", err)
 }
 
 // PutPart inserts or replaces a part.
-func (s *DB) PutPart(ctx context.Context, p Part) error {
+func (s *Queries) PutPart(ctx context.Context, p Part) error {
 	_, err := s.exec(ctx, `INSERT INTO parts (id, message_id, session_id, data) VALUES (?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, p.ID, p.MessageID, p.SessionID, p.Data)
 	return wrap("put part", err)
@@ -300,7 +330,7 @@ type MessageQuery struct {
 }
 
 // ListMessages returns the messages matching q, oldest first, each with its parts.
-func (s *DB) ListMessages(ctx context.Context, q MessageQuery) ([]Message, map[string][]Part, error) {
+func (s *Queries) ListMessages(ctx context.Context, q MessageQuery) ([]Message, map[string][]Part, error) {
 	query := `SELECT id, session_id, created, data FROM messages WHERE session_id = ?`
 	args := []any{q.SessionID}
 	if q.BeforeID != "" {
@@ -336,7 +366,7 @@ func (s *DB) ListMessages(ctx context.Context, q MessageQuery) ([]Message, map[s
 	return msgs, parts, err
 }
 
-func (s *DB) partsOf(ctx context.Context, sessionID string, msgs []Message) (map[string][]Part, error) {
+func (s *Queries) partsOf(ctx context.Context, sessionID string, msgs []Message) (map[string][]Part, error) {
 	out := make(map[string][]Part, len(msgs))
 	if len(msgs) == 0 {
 		return out, nil
@@ -363,7 +393,7 @@ func (s *DB) partsOf(ctx context.Context, sessionID string, msgs []Message) (map
 }
 
 // GetMessage returns one message of a session with its parts, or ErrNotFound.
-func (s *DB) GetMessage(ctx context.Context, sessionID, messageID string) (Message, []Part, error) {
+func (s *Queries) GetMessage(ctx context.Context, sessionID, messageID string) (Message, []Part, error) {
 	var m Message
 	err := s.queryRow(ctx, `SELECT id, session_id, created, data FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID).
 		Scan(&m.ID, &m.SessionID, &m.Created, &m.Data)
@@ -390,7 +420,7 @@ func (s *DB) GetMessage(ctx context.Context, sessionID, messageID string) (Messa
 }
 
 // MessageCursor returns the created time of a message, for paging.
-func (s *DB) MessageCursor(ctx context.Context, sessionID, messageID string) (int64, error) {
+func (s *Queries) MessageCursor(ctx context.Context, sessionID, messageID string) (int64, error) {
 	var created int64
 	err := s.queryRow(ctx, `SELECT created FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID).Scan(&created)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -401,7 +431,7 @@ func (s *DB) MessageCursor(ctx context.Context, sessionID, messageID string) (in
 
 // RunningParts returns the parts whose document says a tool is still pending or running, so the
 // session package can mark them interrupted after a crash.
-func (s *DB) RunningParts(ctx context.Context) ([]Part, error) {
+func (s *Queries) RunningParts(ctx context.Context) ([]Part, error) {
 	rows, err := s.query(ctx, `SELECT id, message_id, session_id, data FROM parts
 		WHERE json_extract(data, '$.type') = 'tool' AND json_extract(data, '$.state.status') IN ('pending', 'running')`)
 	if err != nil {
@@ -420,7 +450,7 @@ func (s *DB) RunningParts(ctx context.Context) ([]Part, error) {
 }
 
 // UnfinishedMessages returns assistant messages that never completed (the process died mid-turn).
-func (s *DB) UnfinishedMessages(ctx context.Context) ([]Message, error) {
+func (s *Queries) UnfinishedMessages(ctx context.Context) ([]Message, error) {
 	rows, err := s.query(ctx, `SELECT id, session_id, created, data FROM messages
 		WHERE json_extract(data, '$.role') = 'assistant' AND json_extract(data, '$.time.completed') IS NULL`)
 	if err != nil {
@@ -439,7 +469,7 @@ func (s *DB) UnfinishedMessages(ctx context.Context) ([]Message, error) {
 }
 
 // Todos returns a session's todo list document, or nil when it has none.
-func (s *DB) Todos(ctx context.Context, sessionID string) ([]byte, error) {
+func (s *Queries) Todos(ctx context.Context, sessionID string) ([]byte, error) {
 	var data []byte
 	err := s.queryRow(ctx, `SELECT data FROM todos WHERE session_id = ?`, sessionID).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -449,20 +479,21 @@ func (s *DB) Todos(ctx context.Context, sessionID string) ([]byte, error) {
 }
 
 // PutTodos replaces a session's todo list document.
-func (s *DB) PutTodos(ctx context.Context, sessionID string, data []byte) error {
+func (s *Queries) PutTodos(ctx context.Context, sessionID string, data []byte) error {
 	_, err := s.exec(ctx, `INSERT INTO todos (session_id, data) VALUES (?, ?)
 		ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
 	return wrap("put todos", err)
 }
 
-// Tx runs fn in one write transaction.
-func (s *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// Tx runs fn in one write transaction: everything fn stores through q is committed together, or
+// nothing is when fn (or the commit) fails.
+func (s *DB) Tx(ctx context.Context, fn func(q Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("begin", err)
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(&Queries{db: s, tx: tx}); err != nil {
 		return err
 	}
 	return wrap("commit", tx.Commit())
@@ -479,7 +510,7 @@ func wrap(op string, err error) error {
 }
 
 // SessionDiff returns a session's folded diff document, or nil when none is stored yet.
-func (s *DB) SessionDiff(ctx context.Context, sessionID string) ([]byte, error) {
+func (s *Queries) SessionDiff(ctx context.Context, sessionID string) ([]byte, error) {
 	var data []byte
 	err := s.queryRow(ctx, `SELECT data FROM session_diffs WHERE session_id = ?`, sessionID).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -489,7 +520,7 @@ func (s *DB) SessionDiff(ctx context.Context, sessionID string) ([]byte, error) 
 }
 
 // PutSessionDiff replaces a session's folded diff document.
-func (s *DB) PutSessionDiff(ctx context.Context, sessionID string, data []byte) error {
+func (s *Queries) PutSessionDiff(ctx context.Context, sessionID string, data []byte) error {
 	_, err := s.exec(ctx, `INSERT INTO session_diffs (session_id, data) VALUES (?, ?)
 		ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
 	return wrap("put session diff", err)

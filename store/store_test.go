@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -310,8 +309,11 @@ func TestTxCommitsOrRollsBack(t *testing.T) {
 	ctx := context.Background()
 	put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
 	boom := errors.New("boom")
-	err := db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET title = 'changed'`); err != nil {
+	err := db.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.PutSession(ctx, store.Session{ID: "ses_a", Directory: "/p", Title: "changed", Created: 1, Updated: 2, Data: []byte("{}")}); err != nil {
+			return err
+		}
+		if err := tx.PutSession(ctx, store.Session{ID: "ses_b", Directory: "/p", Title: "b", Created: 1, Updated: 2, Data: []byte("{}")}); err != nil {
 			return err
 		}
 		return boom
@@ -322,9 +324,11 @@ func TestTxCommitsOrRollsBack(t *testing.T) {
 	if got, _ := db.GetSession(ctx, "ses_a"); got.Title != "a" {
 		t.Fatalf("a failed transaction was committed: title %q", got.Title)
 	}
-	if err := db.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE sessions SET title = 'changed'`)
-		return err
+	if _, err := db.GetSession(ctx, "ses_b"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a failed transaction stored its second row: %v", err)
+	}
+	if err := db.Tx(ctx, func(tx store.Tx) error {
+		return tx.PutSession(ctx, store.Session{ID: "ses_a", Directory: "/p", Title: "changed", Created: 1, Updated: 2, Data: []byte("{}")})
 	}); err != nil {
 		t.Fatal(err)
 	}

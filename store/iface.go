@@ -1,0 +1,55 @@
+package store
+
+import "context"
+
+// The store is split per aggregate so that a second backend (PostgreSQL, for several tandem nodes
+// sharing one pending inbox) implements small, separate contracts, and so that tests can wrap the
+// real SQLite store to inject failures into exactly one kind of write.
+
+// Sessions stores session documents and what hangs off a session alone (todos, folded diff).
+type Sessions interface {
+	PutSession(ctx context.Context, r Session) error
+	GetSession(ctx context.Context, id string) (Session, error)
+	ListSessions(ctx context.Context, q SessionQuery) ([]Session, error)
+	DeleteSession(ctx context.Context, id string) error
+	Todos(ctx context.Context, sessionID string) ([]byte, error)
+	PutTodos(ctx context.Context, sessionID string, data []byte) error
+	SessionDiff(ctx context.Context, sessionID string) ([]byte, error)
+	PutSessionDiff(ctx context.Context, sessionID string, data []byte) error
+}
+
+// Messages stores messages and their parts.
+type Messages interface {
+	PutMessage(ctx context.Context, m Message) error
+	PutPart(ctx context.Context, p Part) error
+	ListMessages(ctx context.Context, q MessageQuery) ([]Message, map[string][]Part, error)
+	GetMessage(ctx context.Context, sessionID, messageID string) (Message, []Part, error)
+	MessageCursor(ctx context.Context, sessionID, messageID string) (int64, error)
+	RunningParts(ctx context.Context) ([]Part, error)
+	UnfinishedMessages(ctx context.Context) ([]Message, error)
+}
+
+// Grants stores persisted "always" grants and the permission decision log.
+type Grants interface {
+	AddGrant(ctx context.Context, g Grant) error
+	Grants(ctx context.Context, projectID string) ([]Grant, error)
+	DeleteGrant(ctx context.Context, id string) (Grant, error)
+	LogDecision(ctx context.Context, d Decision) error
+	Decisions(ctx context.Context, sessionID string, limit int) ([]Decision, error)
+}
+
+// Tx is every aggregate's queries, run inside one transaction (or, outside Store.Tx, on their own).
+type Tx interface {
+	Sessions
+	Messages
+	Grants
+}
+
+// Store is a tandem backend: the aggregates' queries plus transactions that span them.
+type Store interface {
+	Tx
+	// Tx runs fn in one write transaction, committed only when fn returns nil.
+	Tx(ctx context.Context, fn func(q Tx) error) error
+}
+
+var _ Store = (*DB)(nil)
