@@ -125,6 +125,10 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m := &Main{opts: o, log: o.Logger, services: services{version: version, dir: dir, paths: o.Paths}}
 	m.db, err = store.Open(ctx, filepath.Join(o.Paths.Data, "tandem.db"))
 	if err != nil {
+		var unwritable *store.UnwritableError
+		if errors.As(err, &unwritable) {
+			return nil, fmt.Errorf("%w; make that file and its directory writable by this user (and check free disk space), or choose another data directory with --data-dir or TANDEM_DATA_DIR", err)
+		}
 		return nil, err
 	}
 	m.bus = bus.New(bus.Options{})

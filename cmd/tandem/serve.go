@@ -133,7 +133,7 @@ func resolvePaths(dataDir string) (Paths, error) {
 	}
 	for _, d := range []string{p.Data, p.State} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return Paths{}, fmt.Errorf("create %s: %w", d, err)
+			return Paths{}, fmt.Errorf("cannot create the directory %s: %w; make its parent writable by this user, or choose another data directory with --data-dir or TANDEM_DATA_DIR", d, err)
 		}
 	}
 	return p, nil

@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+
+	"modernc.org/sqlite"
+)
+
+// UnwritableError says the database cannot be written: a read-only file or directory, missing
+// permissions, a read-only file system or a full disk. Open returns it instead of a database that
+// would fail every write later; callers add how to fix it in their own terms (flags, env).
+type UnwritableError struct {
+	Path string
+	Err  error
+}
+
+func (e *UnwritableError) Error() string {
+	return fmt.Sprintf("cannot write the database %s: %v", e.Path, e.Err)
+}
+
+func (e *UnwritableError) Unwrap() error { return e.Err }
+
+// SQLite's primary result codes that mean "this file cannot be written here".
+const (
+	sqlitePerm     = 3
+	sqliteReadOnly = 8
+	sqliteIOErr    = 10
+	sqliteFull     = 13
+	sqliteCantOpen = 14
+)
+
+// unwritable reports whether err means the database (or its directory) cannot be written.
+func unwritable(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlitePerm, sqliteReadOnly, sqliteIOErr, sqliteFull, sqliteCantOpen:
+			return true
+		}
+	}
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENOSPC)
+}
+
+// Full reports whether err is SQLite's "database or disk is full".
+func Full(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqliteFull
+}
+
+// probeWrite commits one small write, so that a database that opens but cannot be written (a
+// read-only file left behind, a directory where the WAL cannot be created, a full disk) is found
+// at start rather than by the first turn.
+func (s *DB) probeWrite(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO store_meta (key, value) VALUES ('opened', unixepoch())
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`)
+	return err
+}
