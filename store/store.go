@@ -29,6 +29,10 @@ type DB struct {
 	db    *sql.DB
 	path  string
 	stmts sync.Map // query text -> *sql.Stmt: SQLite statements are prepared once, not per call
+	// writing serialises writers in the process. SQLite has one writer at a time and its busy
+	// handler retries by sleeping, not in turn, so under many concurrent turns some writers would
+	// starve past busy_timeout; a Go mutex queues them instead. Readers are not affected (WAL).
+	writing sync.Mutex
 }
 
 // Queries runs the store's statements, either on the pool or inside one transaction (tx set).
@@ -64,6 +68,10 @@ func (s *Queries) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 func (s *Queries) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s.tx == nil { // inside Tx the lock is already held
+		s.db.writing.Lock()
+		defer s.db.writing.Unlock()
+	}
 	st, err := s.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -488,6 +496,8 @@ func (s *Queries) PutTodos(ctx context.Context, sessionID string, data []byte) e
 // Tx runs fn in one write transaction: everything fn stores through q is committed together, or
 // nothing is when fn (or the commit) fails.
 func (s *DB) Tx(ctx context.Context, fn func(q Tx) error) error {
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("begin", err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -87,7 +88,7 @@ func (td *tandem) start(tb testing.TB) {
 	m, err := Start(context.Background(), Options{
 		Hostname: "127.0.0.1", Port: testenv.UnusedPort(tb), Directory: td.project,
 		Paths: Paths{Data: td.data, State: td.data, Config: td.data},
-		Env:   func(k string) string { return td.env[k] }, Heartbeat: time.Hour,
+		Env:   func(k string) string { return td.env[k] }, Heartbeat: time.Hour, Logger: debugLogger(),
 	})
 	if err != nil {
 		tb.Fatalf("Start: %v", err)
@@ -660,4 +661,11 @@ func (td *tandem) startChild(tb testing.TB) *child {
 func (c *child) kill() {
 	_ = c.cmd.Process.Signal(syscall.SIGKILL)
 	testenv.Recv(c.tb, c.done, "the killed child exiting")
+}
+
+func debugLogger() *slog.Logger {
+	if os.Getenv("TANDEM_TEST_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
