@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"tandem/discovery"
+	"tandem/reaper"
 )
 
 // serveFlags are the flags of `tandem serve` and `tandem web`.
@@ -77,6 +78,8 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags, web b
 		return err
 	}
 	defer closeLog()
+	stopReaper := guardChildren(logger)
+	defer stopReaper()
 
 	m, err := Start(ctx, Options{
 		Hostname: f.hostname, Port: f.port, Directory: f.dir, CORS: f.cors, NoAuth: f.noAuth,
@@ -163,6 +166,46 @@ func newOpenAPICommand() *cobra.Command {
 			}
 			_, err = cmd.OutOrStdout().Write(append(doc, '\n'))
 			return err
+		},
+	}
+}
+
+// guardChildren tags this run's environment, so that every process the server starts carries the
+// tag, sweeps what dead runs left behind and starts the watchdog that kills this run's processes
+// when the server dies (package reaper). The returned function releases the watchdog, which then
+// kills whatever is still running.
+func guardChildren(logger *slog.Logger) func() {
+	tag := reaper.Tag()
+	if err := reaper.Tagged(tag); err != nil {
+		logger.Warn("processes are not tagged; a crash may leave commands running", "err", err)
+		return func() {}
+	}
+	if !reaper.Supported {
+		return func() {}
+	}
+	if n := reaper.Sweep(tag); n > 0 {
+		logger.Warn("killed processes left running by a server that died", "count", n)
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		var pipe *os.File
+		if pipe, err = reaper.Watchdog(exe, tag); err == nil {
+			return func() { pipe.Close() }
+		}
+	}
+	logger.Warn("no watchdog; a crash may leave commands running", "err", err)
+	return func() {}
+}
+
+func newWatchdogCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    reaper.WatchdogCommand + " TAG",
+		Short:  "Kill the processes of a server run once the server is gone (started by serve)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reaper.Guard(cmd.InOrStdin(), args[0])
+			return nil
 		},
 	}
 }
