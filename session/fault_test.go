@@ -79,9 +79,9 @@ func TestAFailedWriteEndsTheTurnVisiblyAndTheStreamMatchesTheStore(t *testing.T)
 				t.Fatal(err)
 			}
 			b := bus.New(bus.Options{Queue: 10000})
-			s := New(Options{DB: failingStore{DB: db, fail: c.fail}, Bus: b, Version: "test"})
 			builtins := tool.Builtins(tool.Options{})
-			s.SetAgent(Agent{Providers: demoOnly{provider.NewDemo()}, Tools: func(Session, string) []tool.Tool { return builtins.All() }})
+			s := New(Options{DB: failingStore{DB: db, fail: c.fail}, Bus: b, Version: "test",
+				Agent: &Agent{Providers: demoOnly{provider.NewDemo()}, Tools: builtins.All}})
 			t.Cleanup(func() {
 				stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 				defer cancel()
