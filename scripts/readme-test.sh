@@ -29,7 +29,7 @@ awk -v name="$(basename "$readme")" '
   !inblock && /^<!-- not run: .*-->[[:space:]]*$/ { marked = 1; reason = $0; sub(/^<!-- not run: */, "", reason); sub(/ *-->[[:space:]]*$/, "", reason); next }
   !inblock && /^```sh[[:space:]]*$/ {
     inblock = 1; run = !marked
-    if (run) printf "printf %s >&2\n", "\"== " name ":" NR "\\n\""
+    if (run) printf "printf %s >&2\n", "\"\\n== " name ":" NR "\\n\""
     else printf "skipped %s:%d: %s\n", name, NR, reason > "/dev/stderr"
     reset(); next
   }
