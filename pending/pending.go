@@ -68,10 +68,11 @@ type Broker[Req, Rep any] struct {
 	fallback func(reason string) Rep // the reply recorded for timeouts and cancels
 	now      func() time.Time
 
-	mu      sync.Mutex
-	waiting map[string]*entry[Req, Rep]
-	decided map[string]Resolution[Rep] // recent outcomes, so a late reply gets 409 with the winner
-	order   []string                   // decided IDs, oldest first, to bound the map
+	mu       sync.Mutex
+	waiting  map[string]*entry[Req, Rep]
+	reserved map[string]*entry[Req, Rep] // reserved and not yet claimed by Ask
+	decided  map[string]Resolution[Rep]  // recent outcomes, so a late reply gets 409 with the winner
+	order    []string                    // decided IDs, oldest first, to bound the map
 }
 
 type entry[Req, Rep any] struct {
@@ -92,8 +93,36 @@ func New[Req, Rep any](prefix id.Prefix, noun string, fallback func(reason strin
 		fallback: fallback,
 		now:      time.Now,
 		waiting:  make(map[string]*entry[Req, Rep]),
+		reserved: make(map[string]*entry[Req, Rep]),
 		decided:  make(map[string]Resolution[Rep]),
 	}
+}
+
+// Reserve lists and announces a request before anyone waits for it: a request restored after a
+// restart is pending from the moment the server starts, while the turn that will Ask it with the
+// same ID is still being resumed. A reply in between is kept for that Ask.
+func (b *Broker[Req, Rep]) Reserve(itemID, sessionID string, req Req, created time.Time) {
+	e := &entry[Req, Rep]{
+		item: Item[Req]{ID: itemID, SessionID: sessionID, Created: created, Request: req},
+		done: make(chan Resolution[Rep], 1),
+	}
+	b.mu.Lock()
+	b.waiting[itemID] = e
+	b.reserved[itemID] = e
+	b.mu.Unlock()
+	if b.hooks.Asked != nil {
+		b.hooks.Asked(e.item)
+	}
+}
+
+// Unreserve cancels a reserved request that no Ask claimed (its turn could not reach it); it
+// reports whether it did.
+func (b *Broker[Req, Rep]) Unreserve(itemID, reason string) bool {
+	b.mu.Lock()
+	_, ok := b.reserved[itemID]
+	delete(b.reserved, itemID)
+	b.mu.Unlock()
+	return ok && b.Cancel(itemID, reason)
 }
 
 // NewID reserves an ID for a request the caller is about to Ask, so the request body can carry it.
@@ -102,14 +131,19 @@ func (b *Broker[Req, Rep]) NewID() string { return b.ids.New(b.prefix) }
 // Ask registers a request under id and blocks until it is resolved: by Reply, by the timeout (zero
 // means none), or by ctx ending (Cancelled). It returns the resolution that won.
 func (b *Broker[Req, Rep]) Ask(ctx context.Context, itemID, sessionID string, req Req, timeout time.Duration) Resolution[Rep] {
-	e := &entry[Req, Rep]{
-		item: Item[Req]{ID: itemID, SessionID: sessionID, Created: b.now(), Request: req},
-		done: make(chan Resolution[Rep], 1),
-	}
 	b.mu.Lock()
-	b.waiting[itemID] = e
+	e, reserved := b.reserved[itemID]
+	if reserved {
+		delete(b.reserved, itemID)
+	} else {
+		e = &entry[Req, Rep]{
+			item: Item[Req]{ID: itemID, SessionID: sessionID, Created: b.now(), Request: req},
+			done: make(chan Resolution[Rep], 1),
+		}
+		b.waiting[itemID] = e
+	}
 	b.mu.Unlock()
-	if b.hooks.Asked != nil {
+	if !reserved && b.hooks.Asked != nil {
 		b.hooks.Asked(e.item)
 	}
 

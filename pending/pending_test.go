@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -220,5 +221,48 @@ func TestTheResolvedHookRunsBeforeTheWaiterWakes(t *testing.T) {
 	mu.Unlock()
 	if got != "[hook waiter]" {
 		t.Errorf("order %s", got)
+	}
+}
+
+func TestAReservedRequestIsListedAtOnceAndItsEarlyReplyReachesTheLaterAsk(t *testing.T) {
+	rec := &recorder{}
+	b := newBroker(rec)
+	itemID := b.NewID()
+	created := time.Now().Add(-time.Minute)
+
+	b.Reserve(itemID, "ses_a", "may I?", created)
+
+	if it, ok := b.Get(itemID); !ok || !it.Created.Equal(created) {
+		t.Fatalf("the reserved item is listed %v with created %v, want %v", ok, it.Created, created)
+	}
+	if err := b.Reply(itemID, "yes", pending.Who{Client: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	res := b.Ask(t.Context(), itemID, "ses_a", "may I?", time.Hour)
+	if res.Cause != pending.Replied || res.Reply != "yes" {
+		t.Fatalf("the Ask after the reply got %+v", res)
+	}
+	if asked, _ := rec.snapshot(); len(asked) != 1 {
+		t.Fatalf("announced %d times, want once (at Reserve)", len(asked))
+	}
+	if b.Unreserve(itemID, "unused") {
+		t.Fatal("Unreserve cancelled a request its Ask had claimed")
+	}
+}
+
+func TestUnreserveCancelsARequestNoAskClaimed(t *testing.T) {
+	rec := &recorder{}
+	b := newBroker(rec)
+	itemID := b.NewID()
+	b.Reserve(itemID, "ses_a", "may I?", time.Now())
+
+	if !b.Unreserve(itemID, "the tool is gone") {
+		t.Fatal("Unreserve did not cancel the unclaimed request")
+	}
+	if _, ok := b.Get(itemID); ok {
+		t.Fatal("the cancelled request is still listed")
+	}
+	if _, resolved := rec.snapshot(); len(resolved) != 1 || !strings.Contains(resolved[0], "=cancel:") {
+		t.Fatalf("resolutions %v, want one cancel", resolved)
 	}
 }

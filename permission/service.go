@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -152,18 +153,120 @@ func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[Answer
 	})
 }
 
-// record appends a decision to the log, after the waiting tool call has been released.
+// record appends a decision to the log and forgets the stored request, in one write, after the
+// waiting tool call has been released.
 func (s *Service) record(it pending.Item[Request], r pending.Resolution[Answer]) {
 	req := it.Request
-	patterns, _ := json.Marshal(req.Patterns)
-	msg := r.Reply.Message
-	if err := s.db.LogDecision(req.ctx, store.Decision{
-		RequestID: req.ID, SessionID: req.SessionID, Directory: req.directory, Permission: req.Permission, Patterns: patterns,
-		Reply: string(r.Reply.Reply), Message: msg, Cause: string(r.Cause), Client: r.By.Client, Addr: r.By.Addr,
-		Asked: req.Time.Created, Decided: r.At.UnixMilli(),
-	}); err != nil {
-		s.log.Error("log permission decision", "err", err)
+	patterns, err := json.Marshal(req.Patterns)
+	if err == nil {
+		err = s.db.Tx(req.ctx, func(q store.Tx) error {
+			if err := q.LogDecision(req.ctx, store.Decision{
+				RequestID: req.ID, SessionID: req.SessionID, Directory: req.directory, Permission: req.Permission, Patterns: patterns,
+				Reply: string(r.Reply.Reply), Message: r.Reply.Message, Cause: string(r.Cause), Client: r.By.Client, Addr: r.By.Addr,
+				Asked: req.Time.Created, Decided: r.At.UnixMilli(),
+			}); err != nil {
+				return err
+			}
+			return q.DeletePending(req.ctx, req.ID)
+		})
 	}
+	if err != nil {
+		s.log.Error("log permission decision", "request", req.ID, "err", err)
+	}
+}
+
+// storedRequest is a waiting request as the store keeps it, with what the API does not show.
+type storedRequest struct {
+	Request
+	Directory string `json:"directory"`
+	ProjectID string `json:"projectID"`
+}
+
+const pendingKind = "permission"
+
+func (s *Service) persist(ctx context.Context, req Request) error {
+	data, err := json.Marshal(storedRequest{Request: req, Directory: req.directory, ProjectID: req.projectID})
+	if err != nil {
+		return err
+	}
+	return s.db.PutPending(ctx, store.PendingRequest{ID: req.ID, Kind: pendingKind, SessionID: req.SessionID, Created: req.Time.Created, Data: data})
+}
+
+// Stored returns the requests that were waiting when the server last stopped, oldest first. A
+// session resumes each one's turn with Resume, or gives it up with Abandon.
+func (s *Service) Stored(ctx context.Context) ([]Request, error) {
+	rows, err := s.db.ListPending(ctx, pendingKind)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Request, 0, len(rows))
+	for _, row := range rows {
+		var sr storedRequest
+		if err := json.Unmarshal(row.Data, &sr); err != nil {
+			return nil, fmt.Errorf("permission: stored request %s: %w", row.ID, err)
+		}
+		req := sr.Request
+		req.directory, req.projectID, req.ctx = sr.Directory, sr.ProjectID, context.WithoutCancel(ctx)
+		out = append(out, req)
+	}
+	return out, nil
+}
+
+// Abandon resolves a stored request that cannot be resumed as cancelled: it is logged, forgotten
+// and announced with permission.replied, so that no client keeps showing it.
+func (s *Service) Abandon(req Request, reason string) {
+	r := pending.Resolution[Answer]{Reply: Answer{Reply: Reject, Message: reason}, Cause: pending.Cancelled, At: time.Now(), Reason: reason}
+	it := pending.Item[Request]{ID: req.ID, SessionID: req.SessionID, Request: req}
+	s.resolved(it, r)
+	s.record(it, r)
+}
+
+// Reserve lists and announces a stored request again from the moment the server starts, before
+// its resumed turn reaches the gate that waits for it.
+func (s *Service) Reserve(req Request) {
+	s.broker.Reserve(req.ID, req.SessionID, req, time.UnixMilli(req.Time.Created))
+}
+
+// Unreserve cancels a reserved request whose resumed turn ended without asking it.
+func (s *Service) Unreserve(requestID string) {
+	s.broker.Unreserve(requestID, "the resumed tool call did not ask for it again")
+}
+
+// Resume returns the gate for running again a tool call whose request req was waiting when the
+// server stopped. The call's first check that asks what req asked waits for req itself — same ID,
+// announced again, its timeout counted from when it was first asked — so that what is approved is
+// exactly what runs; any other check is an ordinary one.
+func (s *Service) Resume(sc Scope, req Request) tool.Gate {
+	return &resumeGate{gate: gate{s: s, sc: sc}, req: req}
+}
+
+type resumeGate struct {
+	gate
+	req  Request
+	mu   sync.Mutex
+	used bool
+}
+
+func (g *resumeGate) Check(ctx context.Context, ask tool.Ask) error {
+	patterns := ask.Patterns
+	if len(patterns) == 0 {
+		patterns = []string{"*"}
+	}
+	g.mu.Lock()
+	mine := !g.used && ask.Permission == g.req.Permission && slices.Equal(patterns, g.req.Patterns)
+	g.used = g.used || mine
+	g.mu.Unlock()
+	if !mine {
+		return g.gate.Check(ctx, ask)
+	}
+	g.s.mu.Lock()
+	timeout := g.s.config.Timeout
+	g.s.mu.Unlock()
+	if timeout > 0 {
+		timeout -= time.Since(time.UnixMilli(g.req.Time.Created))
+		timeout = max(timeout, time.Nanosecond) // expired while the server was down: times out at once
+	}
+	return g.s.wait(ctx, g.req, timeout)
 }
 
 func (s *Service) publish(dir, typ string, props any) {
@@ -251,7 +354,15 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 		req.Tool = &ToolRef{MessageID: sc.MessageID, CallID: sc.CallID}
 	}
 	req.Time.Created = time.Now().UnixMilli()
-	res := s.broker.Ask(ctx, req.ID, sc.SessionID, req, timeout)
+	if err := s.persist(ctx, req); err != nil {
+		return fmt.Errorf("the permission request could not be stored, so the action was not performed: %w", err)
+	}
+	return s.wait(ctx, req, timeout)
+}
+
+// wait asks req (stored already) and turns the answer into what the tool call gets.
+func (s *Service) wait(ctx context.Context, req Request, timeout time.Duration) error {
+	res := s.broker.Ask(ctx, req.ID, req.SessionID, req, timeout)
 	switch {
 	case res.Cause == pending.TimedOut:
 		return rejectf("Permission request timed out: no one answered within %s, so the action was not performed", timeout)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -73,6 +74,7 @@ type turn struct {
 	user   Message
 	input  PromptInput
 	result chan turnResult // buffered 1
+	resume *resumePoint    // set when the turn resumes one the server was running when it stopped
 }
 
 type turnResult struct {
@@ -266,10 +268,19 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 		t.result <- turnResult{reply: WithParts{Info: user, Parts: nil}}
 		return t, nil
 	}
-	s.mu.Lock()
-	if lp.closed {
-		s.mu.Unlock()
+	if !s.schedule(lp, sessionID, t) {
 		return nil, errs.E(errs.Unavailable, "the server is shutting down")
+	}
+	return t, nil
+}
+
+// schedule queues a turn on its session's runner, starting the runner if the session is idle. It
+// reports false when the loop is shutting down.
+func (s *Service) schedule(lp *loop, sessionID string, t *turn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lp.closed {
+		return false
 	}
 	r, busy := lp.runners[sessionID]
 	if !busy {
@@ -279,10 +290,9 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 	r.queue = append(r.queue, t)
 	if !busy {
 		lp.wg.Add(1)
-		go s.drain(lp, sess.ID)
+		go s.drain(lp, sessionID)
 	}
-	s.mu.Unlock()
-	return t, nil
+	return true
 }
 
 func firstText(parts []PartInput) string {
@@ -432,10 +442,25 @@ func (s *Service) publishPart(directory string, p Part) {
 	s.publish(directory, "message.part.updated", map[string]any{"sessionID": p.SessionID, "part": p, "time": s.nowMS()})
 }
 
-// Recover marks what a crash left running: tool parts become errors and unfinished assistant
-// messages are closed with an error, so nothing is left pending forever. Call it at start. All of
-// it is one write.
+// Recover deals with what a crash left running, at start. A tool call that was waiting for an
+// approval (its request is stored) resumes: the request is asked again with the same ID and the
+// turn goes on once it is answered. Everything else that was running is marked: tool parts become
+// errors and unfinished assistant messages are closed with an error, so nothing is left pending
+// forever. Stored requests whose call cannot be resumed are resolved as cancelled.
 func (s *Service) Recover(ctx context.Context) error {
+	var waiting []permission.Request
+	if s.loop != nil && s.loop.agent.Permissions != nil {
+		var err error
+		if waiting, err = s.loop.agent.Permissions.Stored(ctx); err != nil {
+			return err
+		}
+	}
+	byCall := map[string]permission.Request{}
+	for _, req := range waiting {
+		if req.Tool != nil {
+			byCall[req.Tool.MessageID+"/"+req.Tool.CallID] = req
+		}
+	}
 	parts, err := s.db.RunningParts(ctx)
 	if err != nil {
 		return err
@@ -445,12 +470,20 @@ func (s *Service) Recover(ctx context.Context) error {
 		return err
 	}
 	now := s.nowMS()
+	resumed := map[string]resumePoint{} // assistant message ID -> where its turn resumes
 	err = s.db.Tx(ctx, func(q store.Tx) error {
 		for _, row := range parts {
 			var p Part
 			if err := json.Unmarshal(row.Data, &p); err != nil || p.State == nil {
 				s.log.Warn("recover: unreadable tool part left as it is", "part", row.ID, "err", err)
 				continue
+			}
+			key := p.MessageID + "/" + p.CallID
+			if req, ok := byCall[key]; ok && p.State.Status == "running" {
+				if _, taken := resumed[p.MessageID]; !taken {
+					resumed[p.MessageID] = resumePoint{part: p, req: req}
+					continue
+				}
 			}
 			start := now
 			if p.State.Time != nil {
@@ -468,6 +501,11 @@ func (s *Service) Recover(ctx context.Context) error {
 				s.log.Warn("recover: unreadable message left as it is", "message", row.ID, "err", err)
 				continue
 			}
+			if r, ok := resumed[m.ID]; ok {
+				r.msg = m
+				resumed[m.ID] = r
+				continue
+			}
 			m.Time.Completed = now
 			if m.Error == nil {
 				m.Error = &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "interrupted: the server stopped during this turn"}}
@@ -481,9 +519,84 @@ func (s *Service) Recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(parts)+len(msgs) > 0 {
-		s.log.Warn("marked interrupted work", "tool_parts", len(parts), "messages", len(msgs))
+	if len(parts)+len(msgs) > len(resumed)*2 {
+		s.log.Warn("marked interrupted work", "tool_parts", len(parts)-len(resumed), "messages", len(msgs)-len(resumed))
 	}
+	kept := map[string]bool{}
+	for _, r := range resumed {
+		if r.msg.ID == "" { // its message was completed after all: nothing to resume
+			continue
+		}
+		if err := s.resume(ctx, r); err != nil {
+			s.log.Warn("recover: the turn cannot be resumed", "session", r.msg.SessionID, "err", err)
+			if err := s.interrupt(ctx, r, now); err != nil {
+				return err
+			}
+			continue
+		}
+		kept[r.req.ID] = true
+	}
+	for _, req := range waiting {
+		if !kept[req.ID] {
+			s.loop.agent.Permissions.Abandon(req, "the server stopped while this request was waiting, and its tool call cannot be resumed")
+		}
+	}
+	return nil
+}
+
+// interrupt marks a step that cannot be resumed as interrupted, its tool part and its message in one write.
+func (s *Service) interrupt(ctx context.Context, r resumePoint, now int64) error {
+	p, m := r.part, r.msg
+	start := now
+	if p.State.Time != nil {
+		start = p.State.Time.Start
+	}
+	p.State = &ToolState{Status: "error", Input: inputOrEmpty(p.State.Input), Metadata: p.State.Metadata,
+		Error: "interrupted: the server stopped while this tool was waiting, and it cannot be resumed", Time: &PartTime{Start: start, End: now}}
+	m.Time.Completed = now
+	m.Error = &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "interrupted: the server stopped during this turn"}}
+	return s.db.Tx(ctx, func(q store.Tx) error {
+		if err := putPart(ctx, q, p); err != nil {
+			return err
+		}
+		return putMessage(ctx, q, m)
+	})
+}
+
+// resume schedules the turn of an interrupted step: the session is busy again at once.
+func (s *Service) resume(ctx context.Context, r resumePoint) error {
+	sess, err := s.Get(ctx, r.msg.SessionID)
+	if err != nil {
+		return err
+	}
+	row, rows, err := s.db.GetMessage(ctx, sess.ID, r.msg.ParentID)
+	if err != nil {
+		return err
+	}
+	user, err := decodeWithParts(row, rows)
+	if err != nil {
+		return err
+	}
+	model := user.Info.Model
+	if model == nil {
+		model = &MessageModel{ProviderID: r.msg.ProviderID, ModelID: r.msg.ModelID}
+	}
+	if _, ok := s.loop.agent.Providers.Get(model.ProviderID); !ok {
+		return fmt.Errorf("provider %q is not configured any more", model.ProviderID)
+	}
+	agentName := r.msg.Agent
+	if _, ok := agentNamed(agentName); !ok {
+		return fmt.Errorf("unknown agent %q", agentName)
+	}
+	in := PromptInput{Agent: agentName, Model: model, Tools: user.Info.Tools, System: user.Info.System}
+	t := &turn{ctx: context.WithoutCancel(ctx), user: user.Info, input: in, result: make(chan turnResult, 1), resume: &r}
+	// Listed and announced before the turn runs, so that GET /permission shows it from the start.
+	s.loop.agent.Permissions.Reserve(r.req)
+	if !s.schedule(s.loop, sess.ID, t) {
+		s.loop.agent.Permissions.Unreserve(r.req.ID)
+		return errors.New("the server is shutting down")
+	}
+	s.setStatus(sess.Directory, sess.ID, Status{Type: "busy"})
 	return nil
 }
 

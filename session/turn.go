@@ -138,7 +138,28 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 	var turnCost float64
 	var turnTokens Tokens
 	turnDiff := map[string]FileDiff{}
-	// The history is read once; each step's output is appended in memory.
+	if r := t.resume; r != nil {
+		// A turn that waited for an approval when the server stopped: finish that step first.
+		msg := r.msg
+		parts, stop, err := s.resumeStep(ctx, ag, sess, t, byName)
+		if err != nil {
+			return s.failTurn(ctx, dir, &msg, parts, err, user)
+		}
+		if ctx.Err() != nil {
+			return s.failTurn(ctx, dir, &msg, parts, ctx.Err(), user)
+		}
+		if err := s.commitStep(keep, dir, &msg, &parts, provider.ReasonToolCalls, 0, Tokens{}); err != nil {
+			return s.failTurn(ctx, dir, &msg, parts, err, user)
+		}
+		foldDiffs(turnDiff, parts)
+		reply = WithParts{Info: msg, Parts: parts}
+		if stop {
+			s.finishTurn(keep, dir, sid, user, turnDiff, 0, Tokens{})
+			return reply, nil
+		}
+	}
+	// The history is read once (a resumed turn's after its first step); each step's output is
+	// appended in memory.
 	history, err := s.history(keep, sid, user.ID)
 	if err != nil {
 		return s.failTurn(ctx, dir, nil, nil, err, user)
@@ -221,34 +242,9 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		if reason == "" {
 			reason = provider.ReasonStop
 		}
-		finish := Part{ID: s.ids.New(id.Part), SessionID: sid, MessageID: msg.ID, Type: "step-finish",
-			Reason: reason, Cost: &cost, Tokens: &tokens}
-		stepDiff := map[string]FileDiff{}
-		foldDiffs(stepDiff, parts)
-		// The step's commit: step-finish, the completed message and the session's diff, together.
-		msg.Finish, msg.Cost, msg.Tokens = reason, &cost, &tokens
-		finished := *msg
-		msg.Time.Completed = s.nowMS()
-		err = s.db.Tx(keep, func(q store.Tx) error {
-			if err := putPart(keep, q, finish); err != nil {
-				return err
-			}
-			if err := putMessage(keep, q, *msg); err != nil {
-				return err
-			}
-			_, err := addTurnDiff(keep, q, sid, stepDiff)
-			return err
-		})
-		if err != nil {
-			*msg = finished
-			msg.Time.Completed = 0
-			return s.failTurn(ctx, dir, msg, parts, saveFailed(err), user)
+		if err := s.commitStep(keep, dir, msg, &parts, reason, cost, tokens); err != nil {
+			return s.failTurn(ctx, dir, msg, parts, err, user)
 		}
-		// OpenCode announces the finish and then the completion.
-		s.publishPart(dir, finish)
-		parts = append(parts, finish)
-		s.publishMessage(dir, finished)
-		s.publishMessage(dir, *msg)
 		foldDiffs(turnDiff, parts)
 		history = appendStep(history, parts)
 		turnCost += cost
@@ -260,6 +256,70 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 	}
 	s.finishTurn(keep, dir, sid, user, turnDiff, turnCost, turnTokens)
 	return reply, nil
+}
+
+// commitStep ends a step with one write: step-finish, the completed message and the session's
+// diff. Only then are they announced, the finish before the completion as OpenCode does.
+func (s *Service) commitStep(ctx context.Context, dir string, msg *Message, parts *[]Part, reason string, cost float64, tokens Tokens) error {
+	finish := Part{ID: s.ids.New(id.Part), SessionID: msg.SessionID, MessageID: msg.ID, Type: "step-finish",
+		Reason: reason, Cost: &cost, Tokens: &tokens}
+	stepDiff := map[string]FileDiff{}
+	foldDiffs(stepDiff, *parts)
+	msg.Finish, msg.Cost, msg.Tokens = reason, &cost, &tokens
+	finished := *msg
+	msg.Time.Completed = s.nowMS()
+	err := s.db.Tx(ctx, func(q store.Tx) error {
+		if err := putPart(ctx, q, finish); err != nil {
+			return err
+		}
+		if err := putMessage(ctx, q, *msg); err != nil {
+			return err
+		}
+		_, err := addTurnDiff(ctx, q, msg.SessionID, stepDiff)
+		return err
+	})
+	if err != nil {
+		*msg = finished
+		return saveFailed(err)
+	}
+	s.publishPart(dir, finish)
+	*parts = append(*parts, finish)
+	s.publishMessage(dir, finished)
+	s.publishMessage(dir, *msg)
+	return nil
+}
+
+// resumePoint is where a turn stopped when the server died: a tool call waiting for approval.
+type resumePoint struct {
+	msg  Message            // the step's assistant message, never completed
+	part Part               // the tool part, still running
+	req  permission.Request // the stored request it waits for
+}
+
+// resumeStep runs the interrupted tool call again from its stored input, behind a gate that waits
+// for the stored request, and returns the step's parts.
+func (s *Service) resumeStep(ctx context.Context, ag Agent, sess Session, t *turn, byName map[string]tool.Tool) ([]Part, bool, error) {
+	r := t.resume
+	row, rows, err := s.db.GetMessage(context.WithoutCancel(ctx), sess.ID, r.msg.ID)
+	if err != nil {
+		return nil, false, saveFailed(err)
+	}
+	stored, err := decodeWithParts(row, rows)
+	if err != nil {
+		return nil, false, err
+	}
+	var parts []Part
+	for _, p := range stored.Parts {
+		if p.ID != r.part.ID {
+			parts = append(parts, p)
+		}
+	}
+	call := provider.ToolCall{ID: r.part.CallID, Name: r.part.Tool, Input: r.part.State.Input}
+	msg := r.msg
+	p, stop, err := s.runToolAs(ctx, ag, sess, &msg, byName, call, t.input.Agent, r)
+	// A call that failed before its gate (its tool is gone) leaves the reserved request unclaimed.
+	ag.Permissions.Unreserve(r.req.ID)
+	return append(parts, p), stop, err
 }
 
 // errSave marks an error of the store: the turn stops because what happened could not be recorded.
@@ -417,14 +477,27 @@ func toolsFor(ag Agent, def agent, switched map[string]bool) []tool.Tool {
 // runTool runs one call through its part's states: pending → running → completed | error. A
 // non-nil error is a failed write: the part's state could not be stored, and the turn must stop.
 func (s *Service) runTool(ctx context.Context, ag Agent, sess Session, msg *Message, byName map[string]tool.Tool, call provider.ToolCall, agent string) (Part, bool, error) {
+	return s.runToolAs(ctx, ag, sess, msg, byName, call, agent, nil)
+}
+
+// runToolAs is runTool, or with resume the tool call of a resumed turn: its part keeps its ID and
+// its start, and its gate waits for the stored request.
+func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Message, byName map[string]tool.Tool, call provider.ToolCall, agent string, resume *resumePoint) (Part, bool, error) {
 	keep := context.WithoutCancel(ctx)
 	dir := sess.Directory
 	empty := ""
 	input := inputOrEmpty(call.Input)
 	p := Part{ID: s.ids.New(id.Part), SessionID: sess.ID, MessageID: msg.ID, Type: "tool", CallID: call.ID, Tool: call.Name,
 		State: &ToolState{Status: "pending", Input: json.RawMessage("{}"), Raw: &empty}}
-	s.publishPart(dir, p)
 	start := s.nowMS()
+	if resume != nil {
+		p.ID = resume.part.ID
+		if resume.part.State.Time != nil {
+			start = resume.part.State.Time.Start
+		}
+	} else {
+		s.publishPart(dir, p)
+	}
 	p.State = &ToolState{Status: "running", Input: input, Time: &PartTime{Start: start}}
 	if err := putPart(keep, s.db, p); err != nil {
 		return p, false, saveFailed(err)
@@ -457,8 +530,13 @@ func (s *Service) runTool(ctx context.Context, ag Agent, sess Session, msg *Mess
 	var gate tool.Gate = allowAll{}
 	if ag.Permissions != nil {
 		def, _ := agentNamed(agent)
-		gate = ag.Permissions.Gate(permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: sess.ProjectID,
-			MessageID: msg.ID, CallID: call.ID, Rules: append(slices.Clone(sess.Permission), def.info.Permission...)})
+		scope := permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: sess.ProjectID,
+			MessageID: msg.ID, CallID: call.ID, Rules: append(slices.Clone(sess.Permission), def.info.Permission...)}
+		if resume != nil {
+			gate = ag.Permissions.Resume(scope, resume.req)
+		} else {
+			gate = ag.Permissions.Gate(scope)
+		}
 	}
 	var mu sync.Mutex
 	progress := func(pr tool.Progress) {

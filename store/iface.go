@@ -38,11 +38,19 @@ type Grants interface {
 	Decisions(ctx context.Context, sessionID string, limit int) ([]Decision, error)
 }
 
+// Pending stores requests waiting for a person, so that they survive a restart.
+type Pending interface {
+	PutPending(ctx context.Context, r PendingRequest) error
+	DeletePending(ctx context.Context, id string) error
+	ListPending(ctx context.Context, kind string) ([]PendingRequest, error)
+}
+
 // Tx is every aggregate's queries, run inside one transaction (or, outside Store.Tx, on their own).
 type Tx interface {
 	Sessions
 	Messages
 	Grants
+	Pending
 }
 
 // Store is a tandem backend: the aggregates' queries plus transactions that span them.

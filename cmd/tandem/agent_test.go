@@ -343,10 +343,6 @@ func TestRestartMidTurn(t *testing.T) {
 					}
 				})
 			}},
-		{"a tool waiting for approval when the server dies is marked interrupted", "",
-			func(t *testing.T, td *tandem, events *stream, sid string) {
-				events.waitFor(t, "permission.asked", ofType("permission.asked", sid))
-			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -390,6 +386,49 @@ func TestRestartMidTurn(t *testing.T) {
 				t.Fatalf("a prompt after the restart: %q", got)
 			}
 		})
+	}
+}
+
+func TestRejectingAnApprovalThatSurvivedACrashResumesTheTurnLikeALiveReject(t *testing.T) {
+	td := newTandem(t, setup{})
+	crashed := td.startChild(t)
+	sid := td.newSession(t)
+	events := td.subscribe(t)
+	td.promptAsync(t, sid, "run: echo never-run > "+filepath.Join(td.project, "ran.txt"))
+	events.waitFor(t, "permission.asked", ofType("permission.asked", sid))
+	asked := td.pending(t, sid)
+
+	crashed.kill()
+	events.close()
+	td.client.CloseIdleConnections()
+	td.start(t)
+	t.Cleanup(func() { td.stop(t) })
+
+	after := td.pending(t, sid)
+	if len(asked) != 1 || len(after) != 1 || after[0].ID != asked[0].ID {
+		t.Fatalf("pending before the crash %+v, after the restart %+v: want the same request", asked, after)
+	}
+	if st := td.statuses(t); st[sid].Type != "busy" {
+		t.Fatalf("the session waiting for approval is %+v after the restart, want busy", st)
+	}
+	events = td.subscribe(t)
+	td.reply(t, after[0].ID, "reject", "not now")
+	events.waitFor(t, "session.idle", ofType("session.idle", sid))
+
+	if _, err := os.Stat(filepath.Join(td.project, "ran.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the rejected command ran: %v", err)
+	}
+	msgs := td.messages(t, sid)
+	tools := toolParts(msgs)
+	if len(tools) != 1 || tools[0].State.Status != "error" || !strings.Contains(tools[0].State.Error, "not now") {
+		t.Fatalf("tool parts after the reject: %+v", tools)
+	}
+	last := msgs[len(msgs)-1]
+	if last.Info.Error != nil || !strings.Contains(textOf(last), "not now") {
+		t.Fatalf("the turn after the reject ended with %+v %q, want the model told of the refusal", last.Info.Error, textOf(last))
+	}
+	if p := td.pending(t, ""); len(p) != 0 {
+		t.Fatalf("pending requests after the reply: %+v", p)
 	}
 }
 
