@@ -161,7 +161,39 @@ func (m *Manager) ask(ctx context.Context, c *conn, e Elicitation) pending.Resol
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(c.ctx, cancel)()
-	return m.elicit.Ask(ctx, e.ID, e.SessionID, e, m.opts.ElicitationTimeout)
+	if err := m.journal.Put(ctx, e.ID, e.SessionID, e.Time.Created, storedElicitation{Elicitation: e, Dir: e.directory}); err != nil {
+		m.log.Error("store an elicitation", "id", e.ID, "err", err)
+	}
+	res := m.elicit.Ask(ctx, e.ID, e.SessionID, e, m.opts.ElicitationTimeout)
+	m.journal.Delete(context.WithoutCancel(ctx), e.ID)
+	return res
+}
+
+// storedElicitation is a waiting elicitation as the store keeps it.
+type storedElicitation struct {
+	Elicitation
+	Dir string `json:"directory"`
+}
+
+// EndInterrupted resolves the elicitations that were waiting when the server last stopped as
+// cancelled: the MCP server process that asked died with it, so no answer can reach it. Each gets
+// its mcp.elicitation.replied event and is forgotten. Call it at start.
+func (m *Manager) EndInterrupted(ctx context.Context) error {
+	n, err := m.journal.Drain(ctx, func(data []byte) error {
+		var e storedElicitation
+		if err := json.Unmarshal(data, &e); err != nil {
+			return fmt.Errorf("mcp: stored elicitation: %w", err)
+		}
+		m.publish(e.Dir, "mcp.elicitation.replied", elicitationReplied{
+			ID: e.ID, Server: e.Server, SessionID: e.SessionID, Action: "cancel", Cause: string(pending.Cancelled),
+			Reason: "the server stopped while this elicitation was waiting",
+		})
+		return nil
+	})
+	if n > 0 {
+		m.log.Warn("cancelled elicitations interrupted by a restart", "count", n)
+	}
+	return err
 }
 
 // handleElicitation turns an elicitation/create request into a pending elicitation and blocks until

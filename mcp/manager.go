@@ -34,6 +34,7 @@ import (
 	"tandem/id"
 	"tandem/pending"
 	"tandem/process"
+	"tandem/store"
 )
 
 // protocolVersion is pinned because every MCP server in the wild speaks it, and asking for the newer
@@ -47,6 +48,9 @@ const terminateGrace = 2 * time.Second
 // Options configure a Manager.
 type Options struct {
 	Bus *bus.Bus
+	// DB keeps elicitations while they wait, so that those a crash interrupts are cancelled at the
+	// next start (EndInterrupted); nil keeps nothing.
+	DB store.Pending
 	// Directory is the project directory: the working directory of local servers without a cwd, and
 	// the directory of events that belong to no session.
 	Directory string
@@ -68,7 +72,9 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // background goroutines: watchers, tool refreshers
 	elicit *pending.Broker[Elicitation, ElicitationReply]
-	calls  atomic.Int64
+	// journal keeps waiting elicitations in the store, so that a restart cancels them visibly.
+	journal pending.Journal
+	calls   atomic.Int64
 
 	mu      sync.Mutex
 	servers map[string]*server
@@ -132,6 +138,7 @@ func New(o Options) *Manager {
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
+	m.journal = pending.Journal{DB: o.DB, Kind: "elicitation", Log: m.log}
 	if m.opts.Version == "" {
 		m.opts.Version = "dev"
 	}

@@ -9,6 +9,7 @@ package question
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	"tandem/errs"
 	"tandem/id"
 	"tandem/pending"
+	"tandem/store"
 )
 
 // Option is one choice offered for a question.
@@ -80,6 +82,9 @@ type outcome struct {
 // Options configure a Service.
 type Options struct {
 	Bus *bus.Bus
+	// DB keeps questions while they wait, so that those a crash interrupts are ended at the next
+	// start (EndInterrupted); nil keeps nothing.
+	DB store.Pending
 	// Timeout bounds how long a question waits for an answer; zero waits until the turn is aborted.
 	Timeout time.Duration
 	Logger  *slog.Logger
@@ -91,6 +96,7 @@ type Service struct {
 	timeout time.Duration
 	log     *slog.Logger
 	broker  *pending.Broker[Request, outcome]
+	journal pending.Journal
 }
 
 // New makes a Service that publishes its events on o.Bus.
@@ -99,10 +105,35 @@ func New(o Options) *Service {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.journal = pending.Journal{DB: o.DB, Kind: "question", Log: s.log}
 	s.broker = pending.New(id.Question, "Question",
 		func(string) outcome { return outcome{Rejected: true} },
 		pending.Hooks[Request, outcome]{Asked: s.asked, Resolved: s.resolved})
 	return s
+}
+
+// storedQuestion is a waiting question as the store keeps it.
+type storedQuestion struct {
+	Request
+	Dir string `json:"directory"`
+}
+
+// EndInterrupted ends the questions that were waiting when the server last stopped: their turns
+// did not survive, so each is announced as rejected (question.rejected), as a cancelled question
+// is, and forgotten. Call it at start.
+func (s *Service) EndInterrupted(ctx context.Context) error {
+	n, err := s.journal.Drain(ctx, func(data []byte) error {
+		var q storedQuestion
+		if err := json.Unmarshal(data, &q); err != nil {
+			return fmt.Errorf("question: stored request: %w", err)
+		}
+		s.publish(q.Dir, "question.rejected", rejectedEvent{SessionID: q.SessionID, RequestID: q.ID})
+		return nil
+	})
+	if n > 0 {
+		s.log.Warn("ended questions interrupted by a restart", "count", n)
+	}
+	return err
 }
 
 func (s *Service) publish(dir, typ string, props any) {
@@ -149,7 +180,11 @@ func (s *Service) Ask(ctx context.Context, req Request) ([]Answer, error) {
 		}
 	}
 	req.ID = s.broker.NewID()
+	if err := s.journal.Put(ctx, req.ID, req.SessionID, time.Now().UnixMilli(), storedQuestion{Request: req, Dir: req.Directory}); err != nil {
+		return nil, fmt.Errorf("the question could not be stored: %w", err)
+	}
 	res := s.broker.Ask(ctx, req.ID, req.SessionID, req, s.timeout)
+	s.journal.Delete(context.WithoutCancel(ctx), req.ID)
 	switch {
 	case res.Cause == pending.TimedOut:
 		return nil, fmt.Errorf("%w: %s", ErrTimedOut, res.Reason)

@@ -149,18 +149,22 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		m.db.Close()
 		return nil, err
 	}
-	m.questions = question.New(question.Options{Bus: m.bus, Timeout: pcfg.Timeout, Logger: o.Logger})
-	m.mcp = mcp.New(mcp.Options{Bus: m.bus, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
+	m.questions = question.New(question.Options{Bus: m.bus, DB: m.db, Timeout: pcfg.Timeout, Logger: o.Logger})
+	m.mcp = mcp.New(mcp.Options{Bus: m.bus, DB: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
 	builtins := tool.Builtins(tool.Options{})
 	m.tools = func() []tool.Tool {
 		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
 	}
 	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version,
 		Agent: &session.Agent{Providers: m.runtime, Tools: m.tools, Permissions: m.perms}})
-	if err := m.sessions.Recover(ctx); err != nil {
-		m.runtime.close()
-		m.db.Close()
-		return nil, err
+	// What a crash left waiting: approvals resume their turns; questions and elicitations, whose
+	// turns (and MCP server processes) did not survive, are ended with their events.
+	for _, end := range []func(context.Context) error{m.sessions.Recover, m.questions.EndInterrupted, m.mcp.EndInterrupted} {
+		if err := end(ctx); err != nil {
+			m.runtime.close()
+			m.db.Close()
+			return nil, err
+		}
 	}
 	// MCP servers connect in the background so that a slow one never delays readiness; their
 	// status is visible at GET /mcp meanwhile.
