@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"tandem/bus"
@@ -97,11 +98,14 @@ type Service struct {
 	log     *slog.Logger
 	broker  *pending.Broker[Request, outcome]
 	journal pending.Journal
+
+	mu      sync.Mutex
+	resumed map[string]Stored // "messageID/callID" -> a stored question its resumed call will claim
 }
 
 // New makes a Service that publishes its events on o.Bus.
 func New(o Options) *Service {
-	s := &Service{bus: o.Bus, timeout: o.Timeout, log: o.Logger}
+	s := &Service{bus: o.Bus, timeout: o.Timeout, log: o.Logger, resumed: map[string]Stored{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -115,25 +119,95 @@ func New(o Options) *Service {
 // storedQuestion is a waiting question as the store keeps it.
 type storedQuestion struct {
 	Request
-	Dir string `json:"directory"`
+	Dir     string `json:"directory"`
+	Created int64  `json:"created"`
 }
 
-// EndInterrupted ends the questions that were waiting when the server last stopped: their turns
-// did not survive, so each is announced as rejected (question.rejected), as a cancelled question
-// is, and forgotten. Call it at start.
-func (s *Service) EndInterrupted(ctx context.Context) error {
-	n, err := s.journal.Drain(ctx, func(data []byte) error {
+// Stored is a question that was waiting when the server last stopped.
+type Stored struct {
+	Request
+	Created int64 // epoch ms: its timeout counts from here
+}
+
+// Stored returns the questions that were waiting when the server last stopped, oldest first.
+func (s *Service) Stored(ctx context.Context) ([]Stored, error) {
+	if s.journal.DB == nil {
+		return nil, nil
+	}
+	rows, err := s.journal.DB.ListPending(ctx, s.journal.Kind)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Stored, 0, len(rows))
+	for _, row := range rows {
 		var q storedQuestion
-		if err := json.Unmarshal(data, &q); err != nil {
-			return fmt.Errorf("question: stored request: %w", err)
+		if err := json.Unmarshal(row.Data, &q); err != nil {
+			return nil, fmt.Errorf("question: stored request %s: %w", row.ID, err)
 		}
-		s.publish(q.Dir, "question.rejected", rejectedEvent{SessionID: q.SessionID, RequestID: q.ID})
-		return nil
-	})
+		q.Directory = q.Dir
+		out = append(out, Stored{Request: q.Request, Created: row.Created})
+	}
+	return out, nil
+}
+
+// Reserve lists and announces a stored question again from the moment the server starts; the
+// resumed tool call that asked it claims it by its tool reference when it asks again.
+func (s *Service) Reserve(q Stored) {
+	s.mu.Lock()
+	s.resumed[q.Tool.MessageID+"/"+q.Tool.CallID] = q
+	s.mu.Unlock()
+	s.broker.Reserve(q.ID, q.SessionID, q.Request, time.UnixMilli(q.Created))
+}
+
+// Unreserve cancels a reserved question whose resumed call ended without asking it again.
+func (s *Service) Unreserve(ctx context.Context, q Stored) {
+	s.mu.Lock()
+	delete(s.resumed, q.Tool.MessageID+"/"+q.Tool.CallID)
+	s.mu.Unlock()
+	if s.broker.Unreserve(q.ID, "the resumed tool call did not ask it again") {
+		s.journal.Delete(ctx, q.ID)
+	}
+}
+
+func (s *Service) claim(ref *ToolRef) (Stored, bool) {
+	if ref == nil {
+		return Stored{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := ref.MessageID + "/" + ref.CallID
+	q, ok := s.resumed[key]
+	delete(s.resumed, key)
+	return q, ok
+}
+
+// EndInterrupted ends the questions that were waiting when the server last stopped and that no
+// resumed turn reserved (Reserve): each is announced as rejected (question.rejected), as a
+// cancelled question is, and forgotten. Call it at start, after the sessions' recovery.
+func (s *Service) EndInterrupted(ctx context.Context) error {
+	s.mu.Lock()
+	kept := make(map[string]bool, len(s.resumed))
+	for _, q := range s.resumed {
+		kept[q.ID] = true
+	}
+	s.mu.Unlock()
+	stored, err := s.Stored(ctx)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, q := range stored {
+		if kept[q.ID] {
+			continue
+		}
+		s.publish(q.Directory, "question.rejected", rejectedEvent{SessionID: q.SessionID, RequestID: q.ID})
+		s.journal.Delete(ctx, q.ID)
+		n++
+	}
 	if n > 0 {
 		s.log.Warn("ended questions interrupted by a restart", "count", n)
 	}
-	return err
+	return nil
 }
 
 func (s *Service) publish(dir, typ string, props any) {
@@ -179,11 +253,20 @@ func (s *Service) Ask(ctx context.Context, req Request) ([]Answer, error) {
 			req.Questions[i].Options = []Option{} // OpenCode's clients expect an array
 		}
 	}
-	req.ID = s.broker.NewID()
-	if err := s.journal.Put(ctx, req.ID, req.SessionID, time.Now().UnixMilli(), storedQuestion{Request: req, Dir: req.Directory}); err != nil {
-		return nil, fmt.Errorf("the question could not be stored: %w", err)
+	timeout := s.timeout
+	if r, ok := s.claim(req.Tool); ok {
+		// The tool call of a turn resumed after a restart: it waits for the question it asked then.
+		req.ID = r.ID
+		if timeout > 0 {
+			timeout = max(timeout-time.Since(time.UnixMilli(r.Created)), time.Nanosecond)
+		}
+	} else {
+		req.ID = s.broker.NewID()
+		if err := s.journal.Put(ctx, req.ID, req.SessionID, time.Now().UnixMilli(), storedQuestion{Request: req, Dir: req.Directory, Created: time.Now().UnixMilli()}); err != nil {
+			return nil, fmt.Errorf("the question could not be stored: %w", err)
+		}
 	}
-	res := s.broker.Ask(ctx, req.ID, req.SessionID, req, s.timeout)
+	res := s.broker.Ask(ctx, req.ID, req.SessionID, req, timeout)
 	s.journal.Delete(context.WithoutCancel(ctx), req.ID)
 	switch {
 	case res.Cause == pending.TimedOut:

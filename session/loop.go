@@ -13,6 +13,7 @@ import (
 	"tandem/id"
 	"tandem/permission"
 	"tandem/provider"
+	"tandem/question"
 	"tandem/store"
 	"tandem/tool"
 )
@@ -33,6 +34,9 @@ type Agent struct {
 	Tools func() []tool.Tool
 	// Permissions asks before a tool runs; nil lets every call run (tests of the loop alone).
 	Permissions *permission.Service
+	// Questions holds the question tool's questions; with it, a question waiting at a crash
+	// resumes its turn after the restart. Nil: such turns are marked interrupted.
+	Questions *question.Service
 	// MaxSteps bounds model calls per turn (default 50).
 	MaxSteps int
 	// Retries is how often a retryable provider error is retried before the turn fails (default 3).
@@ -455,10 +459,21 @@ func (s *Service) Recover(ctx context.Context) error {
 			return err
 		}
 	}
-	byCall := map[string]permission.Request{}
+	byCall := map[string]resumePoint{}
 	for _, req := range waiting {
 		if req.Tool != nil {
-			byCall[req.Tool.MessageID+"/"+req.Tool.CallID] = req
+			byCall[req.Tool.MessageID+"/"+req.Tool.CallID] = resumePoint{req: req}
+		}
+	}
+	if s.loop != nil && s.loop.agent.Questions != nil {
+		asked, err := s.loop.agent.Questions.Stored(ctx)
+		if err != nil {
+			return err
+		}
+		for _, q := range asked {
+			if q.Tool != nil {
+				byCall[q.Tool.MessageID+"/"+q.Tool.CallID] = resumePoint{question: &q}
+			}
 		}
 	}
 	parts, err := s.db.RunningParts(ctx)
@@ -479,9 +494,10 @@ func (s *Service) Recover(ctx context.Context) error {
 				continue
 			}
 			key := p.MessageID + "/" + p.CallID
-			if req, ok := byCall[key]; ok && p.State.Status == "running" {
+			if r, ok := byCall[key]; ok && p.State.Status == "running" {
 				if _, taken := resumed[p.MessageID]; !taken {
-					resumed[p.MessageID] = resumePoint{part: p, req: req}
+					r.part = p
+					resumed[p.MessageID] = r
 					continue
 				}
 			}
@@ -534,7 +550,9 @@ func (s *Service) Recover(ctx context.Context) error {
 			}
 			continue
 		}
-		kept[r.req.ID] = true
+		if r.question == nil {
+			kept[r.req.ID] = true
+		}
 	}
 	for _, req := range waiting {
 		if !kept[req.ID] {
@@ -542,6 +560,15 @@ func (s *Service) Recover(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// unreserve cancels the reserved request of a resume point that its call did not claim.
+func (s *Service) unreserve(ctx context.Context, ag Agent, r *resumePoint) {
+	if r.question != nil {
+		ag.Questions.Unreserve(ctx, *r.question)
+		return
+	}
+	ag.Permissions.Unreserve(r.req.ID)
 }
 
 // interrupt marks a step that cannot be resumed as interrupted, its tool part and its message in one write.
@@ -590,10 +617,15 @@ func (s *Service) resume(ctx context.Context, r resumePoint) error {
 	}
 	in := PromptInput{Agent: agentName, Model: model, Tools: user.Info.Tools, System: user.Info.System}
 	t := &turn{ctx: context.WithoutCancel(ctx), user: user.Info, input: in, result: make(chan turnResult, 1), resume: &r}
-	// Listed and announced before the turn runs, so that GET /permission shows it from the start.
-	s.loop.agent.Permissions.Reserve(r.req)
+	// Listed and announced before the turn runs, so that GET /permission (/question) shows it
+	// from the start.
+	if r.question != nil {
+		s.loop.agent.Questions.Reserve(*r.question)
+	} else {
+		s.loop.agent.Permissions.Reserve(r.req)
+	}
 	if !s.schedule(s.loop, sess.ID, t) {
-		s.loop.agent.Permissions.Unreserve(r.req.ID)
+		s.unreserve(ctx, s.loop.agent, &r)
 		return errors.New("the server is shutting down")
 	}
 	s.setStatus(sess.Directory, sess.ID, Status{Type: "busy"})

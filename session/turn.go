@@ -291,9 +291,10 @@ func (s *Service) commitStep(ctx context.Context, dir string, msg *Message, part
 
 // resumePoint is where a turn stopped when the server died: a tool call waiting for approval.
 type resumePoint struct {
-	msg  Message            // the step's assistant message, never completed
-	part Part               // the tool part, still running
-	req  permission.Request // the stored request it waits for
+	msg      Message            // the step's assistant message, never completed
+	part     Part               // the tool part, still running
+	req      permission.Request // the stored approval it waits for, or
+	question *question.Stored   // the stored question it waits for
 }
 
 // resumeStep runs the interrupted tool call again from its stored input, behind a gate that waits
@@ -317,8 +318,8 @@ func (s *Service) resumeStep(ctx context.Context, ag Agent, sess Session, t *tur
 	call := provider.ToolCall{ID: r.part.CallID, Name: r.part.Tool, Input: r.part.State.Input}
 	msg := r.msg
 	p, stop, err := s.runToolAs(ctx, ag, sess, &msg, byName, call, t.input.Agent, r)
-	// A call that failed before its gate (its tool is gone) leaves the reserved request unclaimed.
-	ag.Permissions.Unreserve(r.req.ID)
+	// A call that failed before asking (its tool is gone) leaves the reserved request unclaimed.
+	s.unreserve(context.WithoutCancel(ctx), ag, r)
 	return append(parts, p), stop, err
 }
 
@@ -532,7 +533,7 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 		def, _ := agentNamed(agent)
 		scope := permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: sess.ProjectID,
 			MessageID: msg.ID, CallID: call.ID, Rules: append(slices.Clone(sess.Permission), def.info.Permission...)}
-		if resume != nil {
+		if resume != nil && resume.question == nil {
 			gate = ag.Permissions.Resume(scope, resume.req)
 		} else {
 			gate = ag.Permissions.Gate(scope)

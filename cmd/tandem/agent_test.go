@@ -432,6 +432,47 @@ func TestRejectingAnApprovalThatSurvivedACrashResumesTheTurnLikeALiveReject(t *t
 	}
 }
 
+func TestAQuestionWaitingAtACrashIsStillAskedAfterRestartAndItsAnswerEndsTheTurn(t *testing.T) {
+	td := newTandem(t, setup{})
+	crashed := td.startChild(t)
+	sid := td.newSession(t)
+	events := td.subscribe(t)
+	td.promptAsync(t, sid, "ask: Which database? | Postgres | SQLite")
+	events.waitFor(t, "question.asked", ofType("question.asked", sid))
+	var asked []struct {
+		ID        string `json:"id"`
+		SessionID string `json:"sessionID"`
+	}
+	td.call(t, http.MethodGet, "/question", "", http.StatusOK, &asked)
+
+	crashed.kill()
+	events.close()
+	td.client.CloseIdleConnections()
+	td.start(t)
+	t.Cleanup(func() { td.stop(t) })
+
+	var after []struct {
+		ID string `json:"id"`
+	}
+	td.call(t, http.MethodGet, "/question", "", http.StatusOK, &after)
+	if len(asked) != 1 || len(after) != 1 || after[0].ID != asked[0].ID {
+		t.Fatalf("questions before the crash %+v, after the restart %+v: want the same one", asked, after)
+	}
+	events = td.subscribe(t)
+	td.call(t, http.MethodPost, "/question/"+after[0].ID+"/reply", `{"answers":[["SQLite"]]}`, http.StatusOK, nil)
+	events.waitFor(t, "session.idle", ofType("session.idle", sid))
+
+	msgs := td.messages(t, sid)
+	last := msgs[len(msgs)-1]
+	if last.Info.Error != nil || !strings.Contains(textOf(last), "SQLite") {
+		t.Fatalf("the resumed turn ended with %+v %q, want the model's answer naming the choice", last.Info.Error, textOf(last))
+	}
+	td.call(t, http.MethodGet, "/question", "", http.StatusOK, &after)
+	if len(after) != 0 {
+		t.Fatalf("questions after the answer: %+v", after)
+	}
+}
+
 func TestGracefulCloseMidBash(t *testing.T) {
 	td := startTandem(t, setup{config: `{"permission": {"bash": "allow"}}`})
 	sid := td.newSession(t)

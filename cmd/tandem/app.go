@@ -156,7 +156,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
 	}
 	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version,
-		Agent: &session.Agent{Providers: m.runtime, Tools: m.tools, Permissions: m.perms}})
+		Agent: &session.Agent{Providers: m.runtime, Tools: m.tools, Permissions: m.perms, Questions: m.questions}})
 	// What a crash left waiting: approvals resume their turns; questions and elicitations, whose
 	// turns (and MCP server processes) did not survive, are ended with their events.
 	for _, end := range []func(context.Context) error{m.sessions.Recover, m.questions.EndInterrupted, m.mcp.EndInterrupted} {
