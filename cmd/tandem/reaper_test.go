@@ -177,10 +177,21 @@ func TestNoCommandOutlivesAKilledServer(t *testing.T) {
 	bin := builtBinary(t)
 	data, project := t.TempDir(), t.TempDir()
 
-	t.Run("SIGKILL of the server kills its running commands, setsid children included", func(t *testing.T) {
+	t.Run("SIGKILL of the server kills its running commands, setsid children and PTY children ignoring SIGHUP included", func(t *testing.T) {
 		srv := startBinary(t, bin, data, project)
 		sleeps := srv.runSleeps()
 		t.Cleanup(func() { killAll(sleeps) })
+		// A terminal whose process ignores SIGHUP (the disposition survives exec) would outlive
+		// its closed PTY.
+		srv.post("/pty", map[string]any{"command": "sh", "args": []string{"-c", "trap '' HUP; exec sleep 33"}}, nil)
+		tag := "TANDEM_RUN=" + strconv.Itoa(srv.cmd.Process.Pid) + "."
+		for deadline := time.Now().Add(20 * time.Second); len(sleeps) < 3; {
+			if time.Now().After(deadline) {
+				t.Fatalf("the PTY's sleep did not start within 20s (found %v)", processes(tag, "sleep"))
+			}
+			sleeps = processes(tag, "sleep")
+			time.Sleep(20 * time.Millisecond)
+		}
 
 		if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
