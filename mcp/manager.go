@@ -133,7 +133,7 @@ func callFrom(ctx context.Context) (CallInfo, bool) {
 
 // New makes a Manager for the configured servers; nothing connects until Start or Connect. A server
 // whose config is invalid is listed as failed with the reason.
-func New(o Options) *Manager {
+func New(ctx context.Context, o Options) *Manager {
 	m := &Manager{opts: o, log: o.Logger, servers: make(map[string]*server)}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -142,7 +142,8 @@ func New(o Options) *Manager {
 	if m.opts.Version == "" {
 		m.opts.Version = "dev"
 	}
-	m.ctx, m.cancel = context.WithCancel(context.Background())
+	// The manager lives until Close, beyond whatever created it.
+	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	m.elicit = pending.New(id.Elicitation, "Elicitation",
 		func(string) ElicitationReply { return ElicitationReply{Action: "cancel"} },
 		pending.Hooks[Elicitation, ElicitationReply]{Asked: m.elicitationAsked, Resolved: m.elicitationResolved})

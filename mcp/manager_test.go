@@ -36,7 +36,7 @@ func newEnv(t *testing.T, o Options) *env {
 	if o.Directory == "" {
 		o.Directory = t.TempDir()
 	}
-	m := New(o)
+	m := New(t.Context(), o)
 	t.Cleanup(func() {
 		if err := m.Close(); err != nil {
 			t.Error(err)

@@ -85,7 +85,7 @@ func pendingElicitation(t *testing.T, s *askServer) map[string]any {
 
 func TestMCPRoutes(t *testing.T) {
 	ts := formMCPServer(t)
-	m := mcp.New(mcp.Options{})
+	m := mcp.New(t.Context(), mcp.Options{})
 	s := startAskServer(t, &routes.MCP{Manager: m})
 	t.Cleanup(func() { _ = m.Close() }) // first: its connections hold the MCP server's handlers open
 
@@ -162,7 +162,7 @@ func TestMCPRoutes(t *testing.T) {
 // POST /mcp and answer its elicitation over REST.
 func TestMCPRoutesWithServerEverything(t *testing.T) {
 	entry := testenv.ServerEverything(t)
-	m := mcp.New(mcp.Options{})
+	m := mcp.New(t.Context(), mcp.Options{})
 	s := startAskServer(t, &routes.MCP{Manager: m})
 	t.Cleanup(func() { _ = m.Close() })
 	cfg, _ := json.Marshal(map[string]any{"name": "everything", "config": map[string]any{"type": "local", "command": []string{"node", entry, "stdio"}}})

@@ -160,7 +160,8 @@ func (p *Ptys) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	defer viewer.Close()
 
-	ctx, cancel := context.WithCancel(context.Background())
+	// The hijacked connection outlives nothing of the request but its values.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)

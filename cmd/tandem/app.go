@@ -150,7 +150,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		return nil, err
 	}
 	m.questions = question.New(question.Options{Bus: m.bus, DB: m.db, Timeout: pcfg.Timeout, Logger: o.Logger})
-	m.mcp = mcp.New(mcp.Options{Bus: m.bus, DB: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
+	m.mcp = mcp.New(ctx, mcp.Options{Bus: m.bus, DB: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
 	builtins := tool.Builtins(tool.Options{})
 	m.tools = func() []tool.Tool {
 		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
