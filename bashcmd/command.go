@@ -87,6 +87,10 @@ func (a *analyzer) command(source string, words []word, depth int) {
 			return
 		}
 	}
+	if base == "git" {
+		// Rules name the subcommand ("git push *"): -C dir and --no-pager must not hide it.
+		words = gitSubcommand(words)
+	}
 	a.add(Command{Source: source, Pattern: joinPattern(words), Always: family(words)})
 }
 
@@ -339,9 +343,6 @@ func familyPattern(words []word) string {
 		} else if k, ok := arity[name]; ok {
 			n = k
 		}
-	}
-	if name == "git" {
-		words = gitSubcommand(words)
 	}
 	kept := []string{name}
 	for _, w := range words[1:min(n, len(words))] {

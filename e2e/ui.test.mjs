@@ -102,6 +102,20 @@ describe('the browser UI', { skip: why || false }, () => {
     await page.context().close();
   });
 
+  test('a command that cannot be judged says why and offers no "Always"', async () => {
+    const page = await loggedInPage(browser, server);
+    await prompt(page, 'run: eval "echo judged-later"');
+    const dialog = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
+    await dialog.waitFor();
+    assert.match(await dialog.locator('[data-testid="unjudged"]').innerText(), /eval: runs text built at run time/);
+    assert.equal(await dialog.locator('[data-testid="approve-always"]').count(), 0);
+    await dialog.locator('[data-testid="reject"]').click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.locator('[data-testid="tool"][data-status="error"]').last().waitFor();
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('answers an `ask:` question', async (t) => {
     await needs('/question');
     const page = await loggedInPage(browser, server);

@@ -306,22 +306,29 @@ func (g gate) Check(ctx context.Context, ask tool.Ask) error {
 	return g.s.check(ctx, g.sc, ask)
 }
 
-func (s *Service) rulesFor(ctx context.Context, sc Scope) ([]Rule, time.Duration, error) {
-	grants, err := s.projectGrants(ctx, sc.ProjectID)
+// rulesFor returns the rules a call is judged by (defaults, the user's configuration, the session's
+// agent) and, apart, the project's remembered grants: a grant only turns an ask into an allow, so a
+// deny from the configuration always wins over an earlier "always".
+func (s *Service) rulesFor(ctx context.Context, sc Scope) (rules, grants []Rule, timeout time.Duration, err error) {
+	grants, err = s.projectGrants(ctx, sc.ProjectID)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	s.mu.Lock()
 	cfg := s.config
 	s.mu.Unlock()
-	rules := append(Defaults(), cfg.Rules...)
+	rules = append(Defaults(), cfg.Rules...)
 	rules = append(rules, sc.Rules...)
-	rules = append(rules, grants...)
-	return rules, cfg.Timeout, nil
+	return rules, grants, cfg.Timeout, nil
+}
+
+// granted reports whether a remembered grant covers permission and pattern.
+func granted(grants []Rule, permission, pattern string) bool {
+	return Evaluate(grants, permission, pattern) == Allow
 }
 
 func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
-	rules, timeout, err := s.rulesFor(ctx, sc)
+	rules, grants, timeout, err := s.rulesFor(ctx, sc)
 	if err != nil {
 		return err
 	}
@@ -335,7 +342,10 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 		case Deny:
 			return rejectf("The user has specified a rule which prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", ask.Permission, p)
 		case Ask:
-			needAsk = true
+			// What cannot be judged before it runs is never covered by a remembered grant.
+			if len(ask.Unjudged) > 0 || !granted(grants, ask.Permission, p) {
+				needAsk = true
+			}
 		}
 	}
 	if !needAsk {
@@ -384,9 +394,19 @@ func (s *Service) wait(ctx context.Context, req Request, timeout time.Duration) 
 	return nil
 }
 
+// unjudged reports whether req asks for something that cannot be judged before it runs (its
+// metadata says why); such a request is answered each time and never remembered.
+func unjudged(req Request) bool {
+	_, ok := req.Metadata["unjudged"]
+	return ok
+}
+
 // remember persists the "always" patterns of req for its project and approves other waiting
 // requests of the project that they now cover.
 func (s *Service) remember(ctx context.Context, req Request) error {
+	if unjudged(req) {
+		return nil // nothing lasting may be remembered for it; this one answer allowed it once
+	}
 	always := req.Always
 	if len(always) == 0 {
 		always = req.Patterns
@@ -415,12 +435,12 @@ func (s *Service) remember(ctx context.Context, req Request) error {
 	}
 	for _, it := range s.broker.List("") {
 		other := it.Request
-		if other.projectID != req.projectID {
+		if other.projectID != req.projectID || unjudged(other) {
 			continue
 		}
 		covered := true
 		for _, p := range other.Patterns {
-			if Evaluate(append([]Rule{{Permission: "*", Pattern: "*", Action: Ask}}, grants...), other.Permission, p) != Allow {
+			if !granted(grants, other.Permission, p) {
 				covered = false
 			}
 		}

@@ -57,6 +57,9 @@ else
   missing "web/dist check: web/node_modules is missing (npm ci in web/)"
 fi
 
+echo "== fuzz the bash judge (20 s)"
+go test -run '^$' -fuzz '^FuzzAnalyze$' -fuzztime 20s ./bashcmd/
+
 echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...
 

@@ -95,13 +95,7 @@ func (b *Bash) Run(ctx context.Context, call *Call) (Result, error) {
 	if info, err := os.Stat(where.Abs); err != nil || !info.IsDir() {
 		return Result{}, invalid("workdir %s is not an existing directory.", where.Abs)
 	}
-	patterns, always := commandPatterns(in.Command)
-	if err := call.Gate.Check(ctx, Ask{
-		Permission: "bash",
-		Patterns:   patterns,
-		Always:     always,
-		Metadata:   map[string]any{"command": in.Command},
-	}); err != nil {
+	if err := askForCommand(ctx, call, in.Command, where.Abs); err != nil {
 		return Result{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -325,92 +319,4 @@ func trimPartialRuneEnd(b []byte) string {
 		}
 	}
 	return string(b)
-}
-
-// commandArity says how many leading words name a command for an "always" grant: "git push *"
-// rather than "git *", which would also allow "git reset --hard".
-var commandArity = map[string]int{
-	"git": 2, "npm": 2, "pnpm": 2, "yarn": 2, "bun": 2, "deno": 2, "npx": 2, "go": 2, "cargo": 2,
-	"docker": 2, "podman": 2, "kubectl": 2, "helm": 2, "pip": 2, "pip3": 2, "uv": 2, "poetry": 2,
-	"apt": 2, "apt-get": 2, "brew": 2, "systemctl": 2, "gh": 2, "dotnet": 2, "rustup": 2,
-	"terraform": 2, "make": 2, "nix": 2, "conda": 2, "gradle": 2, "mvn": 2,
-	"npm run": 3, "pnpm run": 3, "yarn run": 3, "bun run": 3, "docker compose": 3, "podman compose": 3,
-}
-
-// commandPatterns splits a command line into its simple commands (at unquoted ; & | and newlines).
-// Each one is a pattern asked for now; its leading words plus " *" is what "always" would allow.
-func commandPatterns(command string) (patterns, always []string) {
-	seen := map[string]bool{}
-	add := func(list *[]string, s string) {
-		if s != "" && !seen[s] {
-			seen[s] = true
-			*list = append(*list, s)
-		}
-	}
-	for _, segment := range splitCommands(command) {
-		add(&patterns, segment)
-	}
-	if len(patterns) == 0 {
-		patterns = []string{strings.TrimSpace(command)}
-	}
-	for _, p := range patterns {
-		add(&always, commandPrefix(p)+" *")
-	}
-	return patterns, always
-}
-
-func splitCommands(command string) []string {
-	var segments []string
-	var cur strings.Builder
-	var quote rune
-	escaped := false
-	flush := func() {
-		if s := strings.TrimSpace(cur.String()); s != "" {
-			segments = append(segments, s)
-		}
-		cur.Reset()
-	}
-	for _, r := range command {
-		switch {
-		case escaped:
-			escaped = false
-		case r == '\\' && quote != '\'':
-			escaped = true
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			}
-		case r == '\'' || r == '"':
-			quote = r
-		case r == ';' || r == '&' || r == '|' || r == '\n':
-			flush()
-			continue
-		}
-		cur.WriteRune(r)
-	}
-	flush()
-	return segments
-}
-
-func commandPrefix(segment string) string {
-	words := strings.Fields(segment)
-	if len(words) == 0 {
-		return segment
-	}
-	n := 1
-	if len(words) >= 2 {
-		if a, ok := commandArity[words[0]+" "+words[1]]; ok {
-			n = a
-		} else if a, ok := commandArity[words[0]]; ok {
-			n = a
-		}
-	}
-	var kept []string
-	for i, w := range words {
-		if i >= n || (i > 0 && strings.HasPrefix(w, "-")) {
-			break
-		}
-		kept = append(kept, w)
-	}
-	return strings.Join(kept, " ")
 }

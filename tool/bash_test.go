@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -315,27 +316,48 @@ func TestBashKeeps50KiBOfOutputByDefault(t *testing.T) {
 	}
 }
 
-func TestCommandPatterns(t *testing.T) {
+func TestTheBashToolAsksForEverythingTheCommandDoes(t *testing.T) {
+	type ask struct {
+		permission string
+		patterns   []string
+		always     []string
+		unjudged   bool
+	}
 	tests := []struct {
-		name         string
-		command      string
-		wantPatterns []string
-		wantAlways   []string
+		name    string
+		command string
+		want    []ask
 	}{
-		{"a simple command is remembered by its first word", "echo perm-test", []string{"echo perm-test"}, []string{"echo *"}},
-		{"git is remembered with its subcommand", "git push origin main", []string{"git push origin main"}, []string{"git push *"}},
-		{"a flag ends the remembered prefix", "git -C repo status", []string{"git -C repo status"}, []string{"git *"}},
-		{"npm run keeps the script name", "npm run build -- --watch", []string{"npm run build -- --watch"}, []string{"npm run build *"}},
-		{"chained commands are asked for one by one", "ls -la && rm -rf build; echo done | tee log", []string{"ls -la", "rm -rf build", "echo done", "tee log"}, []string{"ls *", "rm *", "echo *", "tee *"}},
-		{"separators inside quotes do not split", `echo "a; b" 'c && d'`, []string{`echo "a; b" 'c && d'`}, []string{"echo *"}},
-		{"an escaped separator does not split", `echo a\;b`, []string{`echo a\;b`}, []string{"echo *"}},
-		{"repeated commands are asked for once", "make; make", []string{"make"}, []string{"make *"}},
+		{"a pipeline asks once for both commands", "ls -la | head -1",
+			[]ask{{"bash", []string{"ls -la", "head -1"}, []string{"ls *", "head *"}, false}}},
+		{"a redirection into the project asks to edit that file", "echo hi > out.txt",
+			[]ask{{"bash", []string{"echo hi"}, []string{"echo *"}, false}, {"edit", []string{"out.txt"}, []string{"out.txt"}, false}}},
+		{"a redirection into the project config is never remembered", "echo '{}' > tandem.json",
+			[]ask{{"bash", []string{"echo {}"}, []string{"echo *"}, false}, {"edit", []string{"tandem.json"}, nil, true}}},
+		{"eval asks with no lasting grant offered", "eval ls",
+			[]ask{{"bash", []string{"eval ls"}, nil, true}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			patterns, always := commandPatterns(tt.command)
-			if !slices.Equal(patterns, tt.wantPatterns) || !slices.Equal(always, tt.wantAlways) {
-				t.Fatalf("got %q %q, want %q %q", patterns, always, tt.wantPatterns, tt.wantAlways)
+			dir := t.TempDir()
+			call, gate := newCall(t, dir, map[string]any{"command": tt.command, "description": "test"})
+			gate.refuse["bash"] = errRefused // judge only: nothing runs
+			if _, err := NewBash(Options{}).Run(context.Background(), call); !errors.Is(err, errRefused) {
+				t.Fatalf("Run = %v, want the gate's refusal", err)
+			}
+			gate.refuse = map[string]error{}
+			if err := askForCommand(context.Background(), call, tt.command, dir); err != nil {
+				t.Fatal(err)
+			}
+			var got []ask
+			for _, a := range gate.asked()[1:] {
+				got = append(got, ask{a.Permission, a.Patterns, a.Always, len(a.Unjudged) > 0})
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("asks = %+v\nwant %+v", got, tt.want)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Fatalf("judging a command touched the directory: %v", entries)
 			}
 		})
 	}

@@ -47,6 +47,10 @@ type Ask struct {
 	Patterns   []string       // what is asked for now (the command; the path relative to Dir)
 	Always     []string       // patterns an "always" reply would remember (bash: "echo *"; edit: the path)
 	Metadata   map[string]any // bash: {"command"}; edit/write: {"filepath", "diff"}
+	// Unjudged lists why the action cannot be judged before it runs (bash: eval, sudo, a computed
+	// command name; a write to tandem's own configuration). Such an ask is never satisfied by a
+	// remembered grant: only the user's own configuration can allow it, otherwise a person is asked.
+	Unjudged []string
 }
 
 // Progress is a live update of a running tool part (bash streams its output this way).

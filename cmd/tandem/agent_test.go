@@ -79,7 +79,7 @@ func TestSeveralToolCallsInOneStep(t *testing.T) {
 				}},
 				providertest.Turn{Text: []string{"Both done."}},
 			)
-			td := startTandem(t, setup{env: w.env(llm), config: `{"permission": {"bash": "allow"}}`})
+			td := startTandem(t, setup{env: w.env(llm), config: `{"permission": {"bash": "allow", "edit": "allow"}}`})
 			if err := os.WriteFile(filepath.Join(td.project, "notes.txt"), []byte("second-output\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -244,7 +244,7 @@ func TestAbortMidStream(t *testing.T) {
 }
 
 func TestAbortMidBash(t *testing.T) {
-	td := startTandem(t, setup{config: `{"permission": {"bash": "allow"}}`})
+	td := startTandem(t, setup{config: `{"permission": {"bash": "allow", "edit": "allow"}}`})
 	sid := td.newSession(t)
 	events := td.subscribe(t)
 	pidFile := filepath.Join(td.project, "sleep.pid")
@@ -304,7 +304,7 @@ func TestPromptWhileBusyIsQueued(t *testing.T) {
 }
 
 func TestQueuedPromptsAnswerTheirOwnMessages(t *testing.T) {
-	td := startTandem(t, setup{config: `{"permission": {"bash": "allow"}}`})
+	td := startTandem(t, setup{config: `{"permission": {"bash": "allow", "edit": "allow"}}`})
 	sid := td.newSession(t)
 	events := td.subscribe(t)
 	td.promptAsync(t, sid, "slow: busy for a moment")
@@ -333,7 +333,7 @@ func TestRestartMidTurn(t *testing.T) {
 		config string
 		await  func(t *testing.T, td *tandem, events *stream, sid string)
 	}{
-		{"a bash command running when the server dies is marked interrupted", `{"permission": {"bash": "allow"}}`,
+		{"a bash command running when the server dies is marked interrupted", `{"permission": {"bash": "allow", "edit": "allow"}}`,
 			func(t *testing.T, td *tandem, events *stream, sid string) {
 				pid := readPID(t, filepath.Join(td.project, "sleep.pid"))
 				// The orphaned command outlives the killed server; end it with the test.
@@ -474,7 +474,7 @@ func TestAQuestionWaitingAtACrashIsStillAskedAfterRestartAndItsAnswerEndsTheTurn
 }
 
 func TestGracefulCloseMidBash(t *testing.T) {
-	td := startTandem(t, setup{config: `{"permission": {"bash": "allow"}}`})
+	td := startTandem(t, setup{config: `{"permission": {"bash": "allow", "edit": "allow"}}`})
 	sid := td.newSession(t)
 	events := td.subscribe(t)
 	pidFile := filepath.Join(td.project, "sleep.pid")
@@ -684,7 +684,7 @@ func TestWriteShowsInTheSessionDiff(t *testing.T) {
 }
 
 func TestPlanAgentCannotRunCommands(t *testing.T) {
-	td := startTandem(t, setup{config: `{"permission": {"bash": "allow"}}`})
+	td := startTandem(t, setup{config: `{"permission": {"bash": "allow", "edit": "allow"}}`})
 	sid := td.newSession(t)
 	var reply session.WithParts
 	td.call(t, http.MethodPost, "/session/"+sid+"/message", `{"agent":"plan","parts":[{"type":"text","text":"run: touch x"}]}`, http.StatusOK, &reply)

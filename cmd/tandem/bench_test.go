@@ -17,7 +17,7 @@ import (
 // HTTP. It includes two model steps, the permission evaluation, forking `true`, every store write
 // and every event. Each iteration uses a fresh session, created outside the timer.
 func BenchmarkToolTurn(b *testing.B) {
-	td := startTandem(b, setup{config: `{"permission": {"bash": "allow"}}`, noLeak: true})
+	td := startTandem(b, setup{config: `{"permission": {"bash": "allow", "edit": "allow"}}`, noLeak: true})
 	benchTurns(b, td, "run: true")
 }
 
@@ -35,7 +35,7 @@ func BenchmarkReadTurn(b *testing.B) {
 // loopback, so the provider client's streaming and parsing are included.
 func BenchmarkToolTurnOpenAI(b *testing.B) {
 	llm := providertest.NewOpenAI(b)
-	td := startTandem(b, setup{env: openAIEnv(llm), config: `{"permission": {"bash": "allow"}}`, noLeak: true})
+	td := startTandem(b, setup{env: openAIEnv(llm), config: `{"permission": {"bash": "allow", "edit": "allow"}}`, noLeak: true})
 	for range b.N {
 		llm.Add(providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "call_true", Name: "bash", Arguments: `{"command":"true","description":"nothing"}`}}},
 			providertest.Turn{Text: []string{"done"}})

@@ -562,7 +562,7 @@ func TestConfiguredRulesApply(t *testing.T) {
 }
 
 func TestSessionRulesOverrideConfig(t *testing.T) {
-	td := startTandem(t, setup{config: `{"permission": {"bash": "allow"}}`})
+	td := startTandem(t, setup{config: `{"permission": {"bash": "allow", "edit": "allow"}}`})
 	events := td.subscribe(t)
 	var s struct{ ID string }
 	td.call(t, http.MethodPost, "/session", `{"permission": [{"permission": "bash", "pattern": "echo *", "action": "deny"}]}`, http.StatusOK, &s)

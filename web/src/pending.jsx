@@ -151,7 +151,7 @@ function Permission({ req, actions }) {
   const md = req.metadata || {};
   const send = (kind) => run(() => replyPermission(req.id, kind, kind === 'reject' ? message.trim() : undefined));
   actions.approve = () => send('once');
-  actions.always = () => send('always');
+  actions.always = md.unjudged?.length > 0 ? undefined : () => send('always');
   actions.reject = () => send('reject');
   let title = `Allow ${req.permission}?`;
   let body = null;
@@ -174,6 +174,12 @@ function Permission({ req, actions }) {
       <h3>{title}</h3>
       <Origin sessionID={req.sessionID} extra={<span class="tag">{req.permission}</span>} />
       {body}
+      {md.unjudged?.length > 0 && (
+        <div class="warn small" data-testid="unjudged">
+          Cannot be judged before it runs, so it is asked every time:
+          <ul>{md.unjudged.map((r) => <li>{r}</li>)}</ul>
+        </div>
+      )}
       {req.always?.length > 0 && (
         <div class="muted small">
           “Always” allows: <code>{req.always.join(', ')}</code>
@@ -191,9 +197,11 @@ function Permission({ req, actions }) {
         <button class="primary" disabled={busy} onClick={() => send('once')} data-testid="approve-once">
           Allow once <kbd>a</kbd>
         </button>
-        <button disabled={busy} onClick={() => send('always')} data-testid="approve-always">
-          Always <kbd>⇧A</kbd>
-        </button>
+        {!(md.unjudged?.length > 0) && (
+          <button disabled={busy} onClick={() => send('always')} data-testid="approve-always">
+            Always <kbd>⇧A</kbd>
+          </button>
+        )}
         <button class="danger" disabled={busy} onClick={() => send('reject')} data-testid="reject">
           Reject <kbd>r</kbd>
         </button>
