@@ -60,11 +60,15 @@ func (s *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 // stmt is the cached statement, bound to the transaction when there is one (the transaction
 // closes it when it ends).
 func (s *Queries) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	st, err := s.db.prepared(ctx, query)
-	if err != nil || s.tx == nil {
-		return st, err
+	if s.tx == nil {
+		return s.db.prepared(ctx, query)
 	}
-	return s.tx.StmtContext(ctx, st), nil
+	if st, ok := s.db.stmts.Load(query); ok {
+		return s.tx.StmtContext(ctx, st.(*sql.Stmt)), nil
+	}
+	// Prepared on the transaction's own connection: preparing on the pool would need a second
+	// connection while this one is held, which deadlocks a pool of one.
+	return s.tx.PrepareContext(ctx, query)
 }
 
 func (s *Queries) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
