@@ -29,6 +29,10 @@ type Config struct {
 	MCP        map[string]MCPConfig `json:"mcp,omitempty"`
 	Server     ServerConfig         `json:"server,omitzero"`
 
+	// Untrusted, when set, says what the project's own file asked for and was refused because the
+	// user has not trusted the directory (`tandem trust DIR`).
+	Untrusted *Untrusted `json:"-"`
+
 	// Document is the whole merged document, unknown keys included.
 	Document json.RawMessage `json:"-"`
 }

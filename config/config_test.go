@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,26 @@ func newFixture(t *testing.T, user, project map[string]string, env map[string]st
 	for k, v := range env {
 		f.env[k] = v
 	}
+	writeFiles(t, filepath.Join(f.home, "xdg", "tandem"), user)
+	writeFiles(t, f.project, project)
+	// These fixtures test layering, so the user trusts the project (trust_test.go tests without).
+	trust := map[string]string{}
+	for _, name := range []string{"tandem.json", "tandem.jsonc"} {
+		if _, ok := user[name]; !ok {
+			trust[name] = fmt.Sprintf(`{"trust": [%q]}`, f.project)
+			break
+		}
+	}
+	writeFiles(t, filepath.Join(f.home, "xdg", "tandem"), trust)
+	return f
+}
+
+// newUntrustedFixture is newFixture without the user's trust in the project.
+func newUntrustedFixture(t *testing.T, user, project map[string]string, env map[string]string) *fixture {
+	t.Helper()
+	f := &fixture{home: t.TempDir(), project: t.TempDir(), env: map[string]string{}}
+	f.env["XDG_CONFIG_HOME"] = filepath.Join(f.home, "xdg")
+	maps.Copy(f.env, env)
 	writeFiles(t, filepath.Join(f.home, "xdg", "tandem"), user)
 	writeFiles(t, f.project, project)
 	return f

@@ -88,39 +88,74 @@ type layer struct {
 	name string // a file path, or "environment"
 	raw  []byte // the file as written, for positions and for patching
 	tree map[string]any
+	// ignored lists what an untrusted project file set and was refused (JSON pointers).
+	ignored []string
 }
 
 // fileLayers reads the user's and the project's files. override, when set, replaces the content of
-// the file at that path (Patch validates a file before writing it).
+// the file at that path (Patch validates a file before writing it). A project the user has not
+// trusted has its layers restricted: see restrict.
 func (l *Loader) fileLayers(override *layer) ([]layer, error) {
-	var layers []layer
-	dirs := []string{UserDir(l.env), l.dir}
-	for _, dir := range dirs {
-		if dir == "" {
-			continue
+	layers, err := l.readLayers(UserDir(l.env), override, l.env)
+	if err != nil {
+		return nil, err
+	}
+	if l.dir != "" && canonical(l.dir) != canonical(UserDir(l.env)) {
+		isTrusted := trusted(l.dir, trustList(layers))
+		env := l.env
+		if !isTrusted {
+			env = func(string) string { return "" } // an untrusted file learns no secret from {env:VAR}
 		}
-		for _, name := range fileNames {
-			path := filepath.Join(dir, name)
-			if override != nil && override.name == path {
-				layers = append(layers, *override)
-				continue
+		project, err := l.readLayers(l.dir, override, env)
+		if err != nil {
+			return nil, err
+		}
+		for i := range project {
+			if !isTrusted {
+				project[i].ignored = restrict(project[i].tree)
 			}
-			raw, err := os.ReadFile(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return nil, errs.Named(errs.Invalid, "ConfigInvalidError", "reading %s: %v", path, err)
-			}
-			ly, err := parseLayer(path, raw, l.env)
+		}
+		layers = append(layers, project...)
+	}
+	if override != nil && !containsLayer(layers, override.name) {
+		layers = append(layers, *override)
+	}
+	return layers, nil
+}
+
+// userLayers reads the user's files alone.
+func (l *Loader) userLayers() ([]layer, error) {
+	return l.readLayers(UserDir(l.env), nil, l.env)
+}
+
+// readLayers parses the configuration files of one directory, lowest precedence first.
+func (l *Loader) readLayers(dir string, override *layer, env func(string) string) ([]layer, error) {
+	var layers []layer
+	if dir == "" {
+		return nil, nil
+	}
+	for _, name := range fileNames {
+		path := filepath.Join(dir, name)
+		if override != nil && override.name == path {
+			ly, err := parseLayer(path, override.raw, env)
 			if err != nil {
 				return nil, err
 			}
 			layers = append(layers, ly)
+			continue
 		}
-	}
-	if override != nil && !containsLayer(layers, override.name) {
-		layers = append(layers, *override)
+		raw, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, errs.Named(errs.Invalid, "ConfigInvalidError", "reading %s: %v", path, err)
+		}
+		ly, err := parseLayer(path, raw, env)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, ly)
 	}
 	return layers, nil
 }
@@ -292,6 +327,9 @@ func (l *Loader) merge(files []layer) (Config, error) {
 	for _, ly := range layers {
 		merged = deepMerge(merged, ly.tree).(map[string]any)
 	}
+	// "trust" is the user's list of trusted directories (tandem trust --list shows it), not
+	// configuration of this project.
+	delete(merged, "trust")
 	doc, err := json.Marshal(merged)
 	if err != nil {
 		return Config{}, errs.Named(errs.Invalid, "ConfigInvalidError", "encoding the merged configuration: %v", err)
@@ -305,6 +343,16 @@ func (l *Loader) merge(files []layer) (Config, error) {
 		return Config{}, locate(layers, pointer, err.Error())
 	}
 	cfg.Document = doc
+	for _, ly := range layers {
+		if len(ly.ignored) > 0 {
+			cfg.Untrusted = &Untrusted{Directory: l.dir, File: ly.name, Ignored: ly.ignored}
+		}
+	}
+	if cfg.Untrusted != nil {
+		if cfg.Document, err = untrustedDocument(doc, cfg.Untrusted); err != nil {
+			return Config{}, err
+		}
+	}
 	for _, check := range l.checks {
 		if err := check(cfg); err != nil {
 			// A check that names the value at fault gets its file, line and column reported.

@@ -149,6 +149,10 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		m.db.Close()
 		return nil, err
 	}
+	if u := cfg.Untrusted; u != nil {
+		o.Logger.Warn("the project's own configuration may only tighten your rules until you trust it: run `tandem trust "+u.Directory+"`",
+			"file", u.File, "ignored", u.Ignored)
+	}
 	m.questions = question.New(question.Options{Bus: m.bus, DB: m.db, Timeout: pcfg.Timeout, Logger: o.Logger})
 	m.mcp = mcp.New(ctx, mcp.Options{Bus: m.bus, DB: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
 	builtins := tool.Builtins(tool.Options{})

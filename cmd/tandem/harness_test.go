@@ -22,6 +22,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"tandem/config"
 	"tandem/provider/providertest"
 	"tandem/session"
 	"tandem/testenv"
@@ -41,6 +42,8 @@ type setup struct {
 	config string            // written to <project>/tandem.json when non-empty
 	env    map[string]string // the server's environment (Options.Env); nothing leaks in from the process
 	noLeak bool              // skip the goroutine leak check (benchmarks)
+	// untrusted leaves the project untrusted: its config can only tighten the user's rules.
+	untrusted bool
 }
 
 // tandem is a real server (Start: listener, routes, SQLite in a temp data dir) and a client for it.
@@ -73,9 +76,16 @@ func newTandem(tb testing.TB, s setup) *tandem {
 	td := &tandem{project: tb.TempDir(), data: tb.TempDir(), env: map[string]string{"TANDEM_SERVER_PASSWORD": testPassword},
 		// The header timeout also covers /event, whose body streams for the whole test.
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128, ResponseHeaderTimeout: waitLimit}}}
+	td.env["XDG_CONFIG_HOME"] = filepath.Join(td.data, "xdg")
 	maps.Copy(td.env, s.env)
 	if s.config != "" {
 		if err := os.WriteFile(filepath.Join(td.project, "tandem.json"), []byte(s.config), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// The harness's project is the user's own, trusted unless a test says otherwise.
+	if !s.untrusted {
+		if _, err := config.Trust(func(k string) string { return td.env[k] }, td.project); err != nil {
 			tb.Fatal(err)
 		}
 	}
