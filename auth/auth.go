@@ -28,6 +28,7 @@ type Authority struct {
 	mu       sync.Mutex
 	tickets  map[string]time.Time // one-time login tickets -> expiry
 	sessions map[string]time.Time // cookie tokens -> expiry
+	failed   map[string]*failures // client address -> failed logins (LoginWait)
 }
 
 // TicketTTL is how long a one-time login link stays valid.
@@ -38,7 +39,8 @@ const SessionTTL = 7 * 24 * time.Hour
 
 // New returns an Authority for creds.
 func New(creds Credentials) *Authority {
-	return &Authority{creds: creds, now: time.Now, tickets: map[string]time.Time{}, sessions: map[string]time.Time{}}
+	return &Authority{creds: creds, now: time.Now, tickets: map[string]time.Time{}, sessions: map[string]time.Time{},
+		failed: map[string]*failures{}}
 }
 
 // Disabled reports whether authentication is off.

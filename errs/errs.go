@@ -24,6 +24,7 @@ const (
 	TooLarge                     // 413: the body is over the limit
 	Unsupported                  // 415: the body is not JSON
 	Unavailable                  // 503: shutting down or a dependency is down
+	TooManyRequests              // 429: slow down (too many failed logins from this address)
 )
 
 // Error is a classified, user-presentable error.

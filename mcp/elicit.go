@@ -210,9 +210,9 @@ func (m *Manager) handleElicitation(ctx context.Context, c *conn, req *sdk.Elici
 		}
 		e.Mode, e.RequestedSchema = "form", schema
 	case "url":
-		u, err := url.Parse(p.URL)
-		if err != nil || u.Scheme == "" || u.Host == "" {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("url: not an absolute URL: %q", p.URL)}
+		u, err := elicitationURL(p.URL)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "url: " + err.Error()}
 		}
 		e.Mode, e.URL, e.Domain, e.ElicitationID = "url", p.URL, u.Hostname(), p.ElicitationID
 	default:
@@ -280,9 +280,9 @@ func urlElicitationsRequired(err error) ([]*sdk.ElicitParams, bool) {
 // awaitRequiredURL shows one URL a server requires before it will run a tool, and waits until the
 // person says they have completed it (or the server says so).
 func (m *Manager) awaitRequiredURL(ctx context.Context, c *conn, info CallInfo, p *sdk.ElicitParams) error {
-	u, err := url.Parse(p.URL)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return fmt.Errorf("MCP server %s requires a URL elicitation with an invalid URL %q", c.name, p.URL)
+	u, err := elicitationURL(p.URL)
+	if err != nil {
+		return fmt.Errorf("MCP server %s requires a URL elicitation with an invalid URL: %w", c.name, err)
 	}
 	e := m.newElicitation(WithCall(ctx, info), c, p.Message)
 	e.Mode, e.URL, e.Domain, e.ElicitationID, e.Required = "url", p.URL, u.Hostname(), p.ElicitationID, true
@@ -299,4 +299,14 @@ func (m *Manager) awaitRequiredURL(ctx context.Context, c *conn, info CallInfo, 
 		return err
 	}
 	return errors.New("elicitation cancelled: " + res.Reason)
+}
+
+// elicitationURL checks a URL a server asks a person to open: an absolute http or https URL with a
+// host. Anything else (javascript:, data:, file:) could run or read something where it is shown.
+func elicitationURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("not an absolute http or https URL: %q", raw)
+	}
+	return u, nil
 }

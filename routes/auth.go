@@ -1,6 +1,8 @@
 package routes
 
 import (
+	"math"
+	"net"
 	"net/http"
 	"time"
 
@@ -51,8 +53,13 @@ func (l *Login) Ops() []Op {
 			if user == "" {
 				user = l.Auth.Username()
 			}
-			if !l.Auth.Check(user, in.Password) {
-				time.Sleep(200 * time.Millisecond) // slow down guessing
+			client := ClientAddr(c.R)
+			if wait := l.Auth.LoginWait(client); wait > 0 {
+				return NoContent{}, TooManyLogins(client, wait)
+			}
+			ok := l.Auth.Check(user, in.Password)
+			l.Auth.LoginResult(client, ok)
+			if !ok {
 				return NoContent{}, errs.E(errs.Unauthorized, "wrong user name or password")
 			}
 			l.setCookie(c.W, c.R, l.Auth.NewSession())
@@ -73,4 +80,23 @@ func (l *Login) setCookie(w http.ResponseWriter, r *http.Request, token string) 
 		Name: SessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil, MaxAge: int(auth.SessionTTL / time.Second),
 	})
+}
+
+// ClientAddr is the address failed logins are counted against: the connection's IP (tandem does not
+// trust forwarding headers).
+func ClientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// TooManyLogins is the 429 for an address that failed to log in too often; the client is told
+// when to try again (data.retryAfter, seconds).
+func TooManyLogins(client string, wait time.Duration) error {
+	secs := int(math.Ceil(wait.Seconds()))
+	e := errs.E(errs.TooManyRequests, "too many failed logins from %s: try again in %d s", client, secs)
+	e.Data = map[string]any{"retryAfter": secs}
+	return e
 }

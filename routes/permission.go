@@ -11,7 +11,7 @@ import (
 // Permissions serves pending approvals, their replies, grants and the decision log.
 type Permissions struct {
 	Service *permission.Service
-	// ProjectID names the project of a directory, for grant listings.
+	// ProjectID names the scope the grants of a directory are stored under (session.GrantScope).
 	ProjectID func(dir string) string
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"tandem/errs"
@@ -48,6 +49,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if mode := r.Header.Get("Sec-Fetch-Mode"); e.Kind == errs.Unauthorized && (mode == "" || mode == "navigate") {
 		w.Header().Set("WWW-Authenticate", `Basic realm="tandem", charset="UTF-8"`)
 	}
+	if secs, ok := e.Data["retryAfter"].(int); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
 	writeJSONNoFail(w, status, errorBody{Name: name, Data: data})
 }
 
@@ -86,6 +90,8 @@ func describeKind(k errs.Kind) (status int, name string) {
 		return http.StatusUnsupportedMediaType, "UnsupportedMediaTypeError"
 	case errs.Unavailable:
 		return http.StatusServiceUnavailable, "UnavailableError"
+	case errs.TooManyRequests:
+		return http.StatusTooManyRequests, "TooManyRequestsError"
 	default:
 		return http.StatusInternalServerError, "UnknownError"
 	}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"tandem/errs"
 	"tandem/session"
 	"tandem/tool"
 )
@@ -60,10 +61,16 @@ type MessagePath struct {
 	MessageID string `path:"messageID" pattern:"^msg" json:"-"`
 }
 
+// maxSearch bounds ?search=: a title is short, and SQLite refuses very long LIKE patterns.
+const maxSearch = 1024
+
 // Ops declares the session routes.
 func (s *Sessions) Ops() []Op {
 	return append(s.promptOps(),
 		op(http.MethodGet, "/session", "session.list", "List sessions", func(c *Call, in *SessionListQuery) ([]session.Session, error) {
+			if len(in.Search) > maxSearch {
+				return nil, errs.E(errs.Invalid, "search: at most %d bytes, got %d", maxSearch, len(in.Search))
+			}
 			page, err := s.Service.List(c.Ctx(), session.ListInput{
 				Directory: c.Dir, Roots: in.Roots, Start: int64(in.Start), Search: in.Search, Limit: in.Limit, Cursor: in.Before,
 			})

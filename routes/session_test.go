@@ -161,6 +161,7 @@ func TestSessionCRUD(t *testing.T) {
 	if len(found) != 1 || found[0].ID != named.ID {
 		t.Errorf("search: %+v", found)
 	}
+	s.call(t, http.MethodGet, "/session?search="+strings.Repeat("a", 50000), "", http.StatusBadRequest, nil)
 
 	var deleted bool
 	s.call(t, http.MethodDelete, "/session/"+empty.ID, "", http.StatusOK, &deleted)

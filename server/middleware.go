@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"tandem/auth"
@@ -27,7 +29,16 @@ func guard(a *auth.Authority) routes.Guard {
 				next.ServeHTTP(w, r) // the handler redeems the ticket itself
 				return
 			}
-			if ok, presented := authenticate(a, r); !ok {
+			client := routes.ClientAddr(r)
+			if wait := a.LoginWait(client); wait > 0 {
+				routes.WriteError(w, r, routes.TooManyLogins(client, wait))
+				return
+			}
+			ok, presented := authenticate(a, r)
+			if guessable(presented) {
+				a.LoginResult(client, ok)
+			}
+			if !ok {
 				// Wrong credentials and none at all are different mistakes: say which one it is.
 				msg := "authentication required: HTTP Basic, Bearer, ?auth_token= or the session cookie"
 				if presented != "" {
@@ -39,6 +50,12 @@ func guard(a *auth.Authority) routes.Guard {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// guessable reports whether a credential kind carries the password, the only secret short enough
+// to guess (session cookies and tickets are 256-bit random).
+func guessable(presented string) bool {
+	return presented != "" && !strings.HasPrefix(presented, "session cookie")
 }
 
 // authenticate reports whether r carries valid credentials and, when it does not, which kind it
@@ -142,8 +159,13 @@ func (s *Server) scope(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		dir, err := routes.ResolveDirectory(r.URL.Query().Get("directory"), r.Header.Get("x-opencode-directory"), s.cfg.Directory)
 		if err != nil {
-			routes.WriteError(w, r, err)
-			return
+			if ok, _ := authenticate(s.cfg.Auth, r); !ok {
+				// Say nothing about the file system to a stranger: authentication answers first.
+				dir = s.cfg.Directory
+			} else {
+				routes.WriteError(w, r, err)
+				return
+			}
 		}
 		next.ServeHTTP(w, r.WithContext(routes.WithDirectory(r.Context(), dir)))
 	})
@@ -219,4 +241,37 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		r.status = http.StatusSwitchingProtocols
 	}
 	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
+
+// bodyDeadline gives a request body a deadline to arrive in (Config.BodyTimeout); once the body has
+// been read the deadline is lifted, so a long synchronous request (a prompt) is not cut short.
+// Streams (SSE, WebSocket) are GETs without a body and are not affected.
+func (s *Server) bodyDeadline(next http.Handler) http.Handler {
+	limit := s.cfg.BodyTimeout
+	if limit <= 0 {
+		limit = 30 * time.Second
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(limit)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type deadlineBody struct {
+	io.ReadCloser
+	lift func()
+	once sync.Once
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.once.Do(b.lift)
+	}
+	return n, err
 }

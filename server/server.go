@@ -36,6 +36,9 @@ type Config struct {
 	// Fallback serves what no route matches (the web UI); nil answers 404 JSON.
 	Fallback http.Handler
 	Logger   *slog.Logger
+	// BodyTimeout bounds how long a client may take to send a request body (default 30 s), so a
+	// slow-body client cannot hold connections open forever.
+	BodyTimeout time.Duration
 }
 
 // Server is a listening tandem server.
@@ -123,6 +126,7 @@ func (s *Server) Handler() http.Handler {
 	h = s.originGuard(h)
 	h = s.hostGuard(h)
 	h = s.observe(h)
+	h = s.bodyDeadline(h)
 	return h
 }
 

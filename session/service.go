@@ -6,13 +6,16 @@ package session
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -606,6 +609,35 @@ func (s *Service) ProjectID(directory string) string {
 	s.projects[directory] = p
 	s.mu.Unlock()
 	return p
+}
+
+// GrantScope names where "always" grants apply: the project ID together with the directory the
+// project lives in (the repository's top level, or the directory itself outside git). Two non-git
+// directories share nothing, and a repository that copies another's root commit does not inherit
+// its grants.
+func (s *Service) GrantScope(directory string) string {
+	key := "grant-scope\x00" + directory
+	s.mu.Lock()
+	scope, ok := s.projects[key]
+	s.mu.Unlock()
+	if ok {
+		return scope
+	}
+	root := directory
+	cmd := exec.Command("git", "rev-parse", "--show-toplevel")
+	cmd.Dir = directory
+	if out, err := cmd.Output(); err == nil && strings.TrimSpace(string(out)) != "" {
+		root = strings.TrimSpace(string(out))
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(root)))
+	scope = s.ProjectID(directory) + "@" + hex.EncodeToString(sum[:8])
+	s.mu.Lock()
+	s.projects[key] = scope
+	s.mu.Unlock()
+	return scope
 }
 
 func encodeCursor(v any) string {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -111,6 +112,14 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")
+	// The database holds every conversation and command: readable by its owner only. SQLite gives
+	// the -wal and -shm files the same mode as the database file.
+	if path != ":memory:" {
+		f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+		if err == nil {
+			f.Close()
+		}
+	}
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)

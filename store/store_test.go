@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -334,5 +335,23 @@ func TestTxCommitsOrRollsBack(t *testing.T) {
 	}
 	if got, _ := db.GetSession(ctx, "ses_a"); got.Title != "changed" {
 		t.Fatalf("a committed transaction was lost: title %q", got.Title)
+	}
+}
+
+func TestTheDatabaseIsReadableByItsOwnerOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tandem.db")
+	db, err := store.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		info, err := os.Stat(f)
+		if err != nil {
+			continue // -wal and -shm exist only while written
+		}
+		if mode := info.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s has mode %o, want 600", filepath.Base(f), mode)
+		}
 	}
 }

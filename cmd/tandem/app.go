@@ -84,8 +84,9 @@ type services struct {
 
 func (s services) api() *routes.API {
 	projectID := func(string) string { return "global" }
+	grantScope := projectID
 	if s.sessions != nil {
-		projectID = s.sessions.ProjectID
+		projectID, grantScope = s.sessions.ProjectID, s.sessions.GrantScope
 	}
 	return &routes.API{
 		Info: openapi.Info{Title: "tandem", Version: s.version,
@@ -95,7 +96,7 @@ func (s services) api() *routes.API {
 			s.events,
 			&routes.Login{Auth: s.auth},
 			&routes.Sessions{Service: s.sessions},
-			&routes.Permissions{Service: s.perms, ProjectID: projectID},
+			&routes.Permissions{Service: s.perms, ProjectID: grantScope},
 			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry},
 			&routes.Questions{Service: s.questions},
 			&routes.MCP{Manager: s.mcp},

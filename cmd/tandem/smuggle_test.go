@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAGrantCoversOnlyWhatWasApproved grants "echo *" the way a person would ("always" on echo hi)
@@ -98,5 +101,40 @@ func TestAConfiguredDenyWinsOverAGrant(t *testing.T) {
 		if e.Type == "permission.asked" {
 			t.Fatalf("a denied command asked: %s", e.Properties)
 		}
+	}
+}
+
+// TestGrantsStayInTheirDirectory: two directories outside git used to share the project ID
+// "global", so "always" in one applied in every other.
+func TestGrantsStayInTheirDirectory(t *testing.T) {
+	td := startTandem(t, setup{})
+	events := td.subscribe(t)
+	first := td.newSession(t)
+	asked := askFor(t, td, events, first, "echo here")
+	td.reply(t, asked.ID, "always", "")
+	finalTool(t, td, events, first)
+
+	other := t.TempDir()
+	var s struct{ ID string }
+	td.call(t, http.MethodPost, "/session?directory="+url.QueryEscape(other), "{}", http.StatusOK, &s)
+	td.promptAsync(t, s.ID, "run: echo there")
+	// That session's events go to its own directory's stream: watch its pending list and its tool.
+	deadline := time.Now().Add(waitLimit)
+	for {
+		var waiting []permissionRequest
+		td.call(t, http.MethodGet, "/permission?directory="+url.QueryEscape(other), "", http.StatusOK, &waiting)
+		if len(waiting) == 1 {
+			td.reply(t, waiting[0].ID, "reject", "")
+			return
+		}
+		for _, p := range toolParts(td.messages(t, s.ID)) {
+			if p.State.Status == "completed" {
+				t.Fatal("the grant from another directory let echo run without asking")
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command neither asked nor ran")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
