@@ -2,6 +2,8 @@ package tool
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -104,25 +106,35 @@ func readExisting(path string) (string, bool, error) {
 	return string(b), true, nil
 }
 
-// writeAtomic replaces path's content in one rename, so a crash or a concurrent reader never sees a
-// half-written file. Parent directories are created; an existing file keeps its permission bits.
-func writeAtomic(path, content string) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// writeAtomicUnder replaces the content of rel, a path inside rootDir, in one rename, so a crash or a
+// concurrent reader never sees a half-written file. Every step goes through an os.Root opened on
+// rootDir: a symlink swapped in while a person was deciding cannot lead the write out of it.
+func writeAtomicUnder(rootDir, rel, content string) error {
+	root, err := os.OpenRoot(rootDir)
+	if err != nil {
 		return err
 	}
+	defer root.Close()
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
 	mode := fs.FileMode(0o644)
-	if info, err := os.Stat(path); err == nil {
+	if info, err := root.Stat(rel); err == nil {
 		mode = info.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tandem-*")
+	var suffix [6]byte
+	_, _ = rand.Read(suffix[:])
+	tmpName := filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".tandem-"+hex.EncodeToString(suffix[:]))
+	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}
 	committed := false
 	defer func() {
 		if !committed {
-			_ = os.Remove(tmp.Name())
+			_ = root.Remove(tmpName)
 		}
 	}()
 	if _, err := tmp.WriteString(content); err != nil {
@@ -133,13 +145,14 @@ func writeAtomic(path, content string) error {
 		_ = tmp.Close()
 		return err
 	}
+	if err := tmp.Chmod(mode); err != nil {
+		_ = tmp.Close()
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp.Name(), mode); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := root.Rename(tmpName, rel); err != nil {
 		return err
 	}
 	committed = true

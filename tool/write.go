@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -100,7 +101,15 @@ func commit(ctx context.Context, call *Call, t target, before, after string) (fi
 	}); err != nil {
 		return fileDiff{}, err
 	}
-	if err := writeAtomic(t.Real, after); err != nil {
+	// Checked again at use: the path must lead where it led when the person saw the diff.
+	if now := evalExisting(t.Abs); now != t.Real {
+		return fileDiff{}, invalid("Refused to write %s: it changed while waiting for approval (it now leads to %s, not %s).", t.Abs, now, t.Real)
+	}
+	rootDir, rel := filepath.Dir(t.Real), filepath.Base(t.Real)
+	if projectDir := evalExisting(filepath.Clean(call.Dir)); within(projectDir, t.Real) {
+		rootDir, rel = projectDir, relSlash(projectDir, t.Real)
+	}
+	if err := writeAtomicUnder(rootDir, filepath.FromSlash(rel), after); err != nil {
 		return fileDiff{}, fmt.Errorf("writing %s: %w", t.Abs, err)
 	}
 	return d, nil
