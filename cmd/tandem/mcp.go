@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"tandem/mcpserver"
+)
+
+// mcpFlags are the flags of `tandem mcp`.
+type mcpFlags struct {
+	serve    serveFlags
+	strategy string
+	timeout  time.Duration
+}
+
+// newMCPCommand is `tandem mcp`: tandem as an MCP server over stdio. The HTTP listener runs as in
+// `serve`, so the web UI, the TUI and curl see the same sessions and pending approvals.
+func newMCPCommand() *cobra.Command {
+	var f mcpFlags
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve tandem as an MCP server over stdio",
+		Long: "Serve MCP over stdin/stdout with the tools tandem, tandem-reply, tandem-query and tandem-sessions.\n" +
+			"The HTTP server runs as well (same sessions, same pending list). Approvals go to the MCP client as\n" +
+			"form elicitations; clients without elicitation get --approvals (deny, allow-within-rules, wait).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			strategy, err := mcpserver.ParseStrategy(f.strategy)
+			if err != nil {
+				return err
+			}
+			level, err := parseLevel(f.serve.logLevel)
+			if err != nil {
+				return err
+			}
+			paths, err := resolvePaths(f.serve.dataDir)
+			if err != nil {
+				return err
+			}
+			// stdout carries the protocol: logs go to the log file, or stderr with --print-logs.
+			logger, closeLog, err := openLogger(paths, f.serve.printLogs, cmd.ErrOrStderr(), level)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			ctx := cmd.Context()
+			m, err := Start(ctx, Options{
+				Hostname: f.serve.hostname, Port: f.serve.port, Directory: f.serve.dir, CORS: f.serve.cors,
+				NoAuth: f.serve.noAuth, Paths: paths, Logger: logger, Env: os.Getenv,
+			})
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			fmt.Fprintf(cmd.ErrOrStderr(), "tandem mcp: HTTP server on %s\n", m.URL())
+			srv := m.mcpServer(strategy, f.timeout)
+			return srv.MCP().Run(ctx, &mcp.StdioTransport{})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.strategy, "approvals", string(mcpserver.Deny), "for clients without elicitation: deny, allow-within-rules or wait")
+	fl.DurationVar(&f.timeout, "approval-timeout", mcpserver.DefaultTimeout, "how long an approval waits before it is rejected")
+	fl.IntVar(&f.serve.port, "port", 0, "HTTP port (default 4096, or a free port)")
+	fl.StringVar(&f.serve.hostname, "hostname", "127.0.0.1", "HTTP address")
+	fl.StringArrayVar(&f.serve.cors, "cors", nil, "an extra origin allowed to call the API (repeatable)")
+	fl.BoolVar(&f.serve.printLogs, "print-logs", false, "print logs to stderr instead of the log file")
+	fl.StringVar(&f.serve.logLevel, "log-level", "INFO", "DEBUG, INFO, WARN or ERROR")
+	fl.StringVar(&f.serve.dir, "dir", "", "project directory (default: the current directory)")
+	fl.StringVar(&f.serve.dataDir, "data-dir", "", "where the database lives")
+	fl.BoolVar(&f.serve.noAuth, "no-auth", false, "turn authentication off (loopback only)")
+	return cmd
+}
+
+// mcpServer builds the MCP server over this process's services.
+func (m *Main) mcpServer(strategy mcpserver.Strategy, timeout time.Duration) *mcpserver.Server {
+	return mcpserver.New(mcpserver.Options{Sessions: m.sessions, Permissions: m.perms, Bus: m.bus,
+		Directory: m.dir, Version: version, Timeout: timeout, Strategy: strategy, Logger: m.log})
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"tandem/mcpserver"
+)
+
+// connectMCP connects a go-sdk client to tandem's MCP server over in-memory transports.
+func connectMCP(t *testing.T, td *tandem, strategy mcpserver.Strategy, timeout time.Duration, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	srv := td.m.mcpServer(strategy, timeout).MCP()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcp-test", Version: "1"}, opts).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, map[string]any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	sc, _ := res.StructuredContent.(map[string]any)
+	return res, sc
+}
+
+func TestMCPStartReplyAndSessions(t *testing.T) {
+	td := startTandem(t, setup{})
+	cs := connectMCP(t, td, mcpserver.Deny, time.Minute, nil)
+
+	_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "hello there"})
+	sid, _ := out["sessionId"].(string)
+	if !strings.HasPrefix(sid, "ses_") || out["status"] != "completed" || out["answer"] == "" {
+		t.Fatalf("tandem: %v", out)
+	}
+	_, again := callTool(t, cs, "tandem-reply", map[string]any{"sessionId": sid, "prompt": "and again"})
+	if again["sessionId"] != sid || again["status"] != "completed" {
+		t.Fatalf("tandem-reply: %v", again)
+	}
+	if n := len(td.messages(t, sid)); n != 4 {
+		t.Fatalf("session has %d messages after two turns, want 4", n)
+	}
+	_, list := callTool(t, cs, "tandem-sessions", map[string]any{})
+	sessions, _ := list["sessions"].([]any)
+	if len(sessions) != 1 || sessions[0].(map[string]any)["client"] != "mcp-test" {
+		t.Fatalf("tandem-sessions: %v", list)
+	}
+}
+
+func TestMCPApprovalThroughElicitation(t *testing.T) {
+	for _, tc := range []struct {
+		name, decision, message string
+		wantOutput              bool
+	}{
+		{"allow once runs the command", "once", "", true},
+		{"allow always runs the command and remembers it", "always", "", true},
+		{"reject with a message stops the command", "reject", "not today", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			td := startTandem(t, setup{})
+			var asked atomic.Value
+			cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked.Store(req.Params.Message)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": tc.decision, "message": tc.message}}, nil
+				},
+			})
+			_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo elicited"})
+			msg, _ := asked.Load().(string)
+			if !strings.Contains(msg, "echo elicited") || !strings.Contains(msg, td.project) {
+				t.Fatalf("elicitation message %q names neither the command nor the directory", msg)
+			}
+			status, detail := lastTool(t, td, out["sessionId"].(string))
+			if tc.wantOutput != (status == "completed" && detail == "elicited\n") {
+				t.Fatalf("%s: tool %s %q", tc.decision, status, detail)
+			}
+			if tc.message != "" && !strings.Contains(detail, tc.message) {
+				t.Fatalf("reject message missing from %q", detail)
+			}
+		})
+	}
+}
+
+func lastTool(t *testing.T, td *tandem, sid string) (status, detail string) {
+	t.Helper()
+	tools := toolParts(td.messages(t, sid))
+	if len(tools) == 0 {
+		t.Fatal("no tool part")
+	}
+	p := tools[len(tools)-1]
+	if p.State.Status == "completed" {
+		return p.State.Status, *p.State.Output
+	}
+	return p.State.Status, p.State.Error
+}
+
+func TestMCPApprovalAnsweredOverRESTFirstCancelsTheElicitation(t *testing.T) {
+	td := startTandem(t, setup{})
+	cancelled := make(chan struct{})
+	cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			// A person who never answers here: the REST answer must win and cancel this request.
+			for {
+				if code, body, err := td.try(http.MethodGet, "/permission", ""); err == nil && code == http.StatusOK {
+					var reqs []permissionRequest
+					if json.Unmarshal(body, &reqs) == nil && len(reqs) == 1 {
+						if _, _, err := td.try(http.MethodPost, "/permission/"+reqs[0].ID+"/reply", `{"reply":"once"}`); err != nil {
+							return nil, err
+						}
+						break
+					}
+				}
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			select {
+			case <-ctx.Done():
+				close(cancelled)
+				return nil, ctx.Err()
+			case <-time.After(waitLimit):
+				return nil, context.DeadlineExceeded
+			}
+		},
+	})
+	_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo rest-won"})
+	select {
+	case <-cancelled:
+	case <-time.After(waitLimit):
+		t.Fatal("the elicitation was not cancelled")
+	}
+	if status, detail := lastTool(t, td, out["sessionId"].(string)); status != "completed" || detail != "rest-won\n" {
+		t.Fatalf("tool %s %q", status, detail)
+	}
+}
+
+func TestMCPClientWithoutElicitation(t *testing.T) {
+	t.Run("deny rejects and says so", func(t *testing.T) {
+		td := startTandem(t, setup{})
+		cs := connectMCP(t, td, mcpserver.Deny, time.Minute, nil)
+		_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo denied"})
+		if status, _ := lastTool(t, td, out["sessionId"].(string)); status != "error" {
+			t.Fatalf("tool %s", status)
+		}
+		if !strings.HasPrefix(out["approvals"].(string), "deny") {
+			t.Fatalf("approvals %q", out["approvals"])
+		}
+	})
+	t.Run("wait is rejected when the timeout passes", func(t *testing.T) {
+		td := startTandem(t, setup{})
+		cs := connectMCP(t, td, mcpserver.Wait, 300*time.Millisecond, nil)
+		_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo waited"})
+		status, detail := lastTool(t, td, out["sessionId"].(string))
+		if status != "error" || !strings.Contains(detail, "no answer within") {
+			t.Fatalf("tool %s %q", status, detail)
+		}
+	})
+}

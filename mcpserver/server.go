@@ -1,0 +1,530 @@
+// Package mcpserver exposes tandem sessions as MCP tools (`tandem mcp`). Approvals the agent needs go
+// to the MCP client as spec-standard form elicitations while they also wait in tandem's own pending
+// list; the first answer wins, and every wait is bounded so a client that cannot answer never hangs
+// the turn.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"tandem/bus"
+	"tandem/pending"
+	"tandem/permission"
+	"tandem/session"
+)
+
+// Strategy says what happens to an approval when the MCP client did not declare elicitation.
+type Strategy string
+
+// The strategies for clients that cannot answer approvals.
+const (
+	// Deny rejects every approval the client cannot answer (the default).
+	Deny Strategy = "deny"
+	// AllowWithinRules runs only what the permission rules already allow; anything that would ask is rejected.
+	AllowWithinRules Strategy = "allow-within-rules"
+	// Wait leaves the request in the pending list for REST, web or TUI clients, bounded by the timeout.
+	Wait Strategy = "wait"
+)
+
+// ParseStrategy validates a strategy name from a flag or config.
+func ParseStrategy(s string) (Strategy, error) {
+	switch st := Strategy(s); st {
+	case Deny, AllowWithinRules, Wait:
+		return st, nil
+	case "":
+		return Deny, nil
+	}
+	return "", fmt.Errorf("approval strategy: expected deny, allow-within-rules or wait, got %q", s)
+}
+
+// DefaultTimeout bounds every approval the MCP server waits for.
+const DefaultTimeout = 5 * time.Minute
+
+// Options wire the server to tandem's services.
+type Options struct {
+	Sessions    *session.Service
+	Permissions *permission.Service
+	Bus         *bus.Bus
+	Directory   string // the default working directory of new sessions
+	Version     string
+	Timeout     time.Duration // per approval; DefaultTimeout when zero
+	Strategy    Strategy      // for clients without elicitation; Deny when empty
+	Logger      *slog.Logger
+}
+
+// Server builds MCP servers over one set of tandem services.
+type Server struct {
+	o Options
+}
+
+// New returns a Server; call MCP for each connection's *mcp.Server (or share one).
+func New(o Options) *Server {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Strategy == "" {
+		o.Strategy = Deny
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{o: o}
+}
+
+// protocolVersion caps what tandem negotiates: server-initiated elicitation/create is refused by the
+// SDK on 2026-07-28 sessions, and approvals mid-turn need it.
+const protocolVersion = "2025-11-25"
+
+// MCP returns an MCP server with tandem's tools.
+func (s *Server) MCP() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tandem", Version: s.o.Version}, &mcp.ServerOptions{
+		SupportedProtocolVersions: []string{protocolVersion, "2025-06-18", "2025-03-26"},
+		Instructions:              "tandem runs coding-agent sessions. Start one with the tandem tool, continue it with tandem-reply.",
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "tandem", Title: "Start a tandem session",
+		Description: "Start a coding-agent session on a task and wait for its answer. Approvals the agent needs are asked through elicitation when the client supports it."},
+		s.start)
+	mcp.AddTool(srv, &mcp.Tool{Name: "tandem-reply", Title: "Continue a tandem session",
+		Description: "Send a follow-up prompt to an existing tandem session and wait for its answer."},
+		s.reply)
+	mcp.AddTool(srv, &mcp.Tool{Name: "tandem-query", Title: "Ask about a codebase (read-only)",
+		Description: "Ask a read-only question about a codebase with the plan agent: nothing is written and nothing is asked.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		s.query)
+	mcp.AddTool(srv, &mcp.Tool{Name: "tandem-sessions", Title: "List tandem sessions",
+		Description: "List recent tandem sessions with their status, newest first.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		s.sessions)
+	return srv
+}
+
+// StartInput is the tandem tool's input.
+type StartInput struct {
+	Prompt     string            `json:"prompt" jsonschema:"the task for the agent"`
+	Cwd        string            `json:"cwd,omitempty" jsonschema:"the project directory (default: the server's directory)"`
+	Agent      string            `json:"agent,omitempty" jsonschema:"build (default) or plan"`
+	Model      string            `json:"model,omitempty" jsonschema:"provider/model, e.g. openai/gpt-4o"`
+	Permission []permission.Rule `json:"permission,omitempty" jsonschema:"extra permission rules for this session (they can tighten, as session rules)"`
+}
+
+// ReplyInput is the tandem-reply tool's input.
+type ReplyInput struct {
+	SessionID string `json:"sessionId" jsonschema:"the session to continue (ses_...)"`
+	Prompt    string `json:"prompt" jsonschema:"the follow-up prompt"`
+}
+
+// QueryInput is the tandem-query tool's input.
+type QueryInput struct {
+	Prompt string `json:"prompt" jsonschema:"the question about the codebase"`
+	Cwd    string `json:"cwd,omitempty" jsonschema:"the project directory (default: the server's directory)"`
+}
+
+// Result is what a turn tool returns as structuredContent.
+type Result struct {
+	SessionID string `json:"sessionId" jsonschema:"the tandem session; pass it to tandem-reply"`
+	Answer    string `json:"answer" jsonschema:"the agent's final text"`
+	Status    string `json:"status" jsonschema:"completed, error or aborted"`
+	Error     string `json:"error,omitempty" jsonschema:"why the turn failed"`
+	Approvals string `json:"approvals" jsonschema:"how approvals were handled for this call"`
+}
+
+// SessionsInput is the tandem-sessions tool's input.
+type SessionsInput struct {
+	Cwd   string `json:"cwd,omitempty" jsonschema:"only sessions of this directory"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many (default 20)"`
+}
+
+// SessionInfo is one listed session.
+type SessionInfo struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
+	Directory string `json:"directory"`
+	Status    string `json:"status" jsonschema:"idle, busy or retry"`
+	Client    string `json:"client,omitempty" jsonschema:"the MCP client that started it"`
+	Updated   int64  `json:"updated" jsonschema:"epoch milliseconds"`
+}
+
+// SessionsResult is the tandem-sessions tool's structuredContent.
+type SessionsResult struct {
+	Sessions []SessionInfo `json:"sessions"`
+}
+
+func (s *Server) start(ctx context.Context, req *mcp.CallToolRequest, in StartInput) (*mcp.CallToolResult, Result, error) {
+	if strings.TrimSpace(in.Prompt) == "" {
+		return nil, Result{}, errors.New("prompt: required")
+	}
+	model, err := parseModel(in.Model)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	sid, err := s.create(ctx, req, in.Cwd, in.Agent, model, in.Permission)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	return s.turn(ctx, req, sid, in.Prompt, in.Agent, model)
+}
+
+func (s *Server) reply(ctx context.Context, req *mcp.CallToolRequest, in ReplyInput) (*mcp.CallToolResult, Result, error) {
+	if strings.TrimSpace(in.Prompt) == "" {
+		return nil, Result{}, errors.New("prompt: required")
+	}
+	if _, err := s.o.Sessions.Get(ctx, in.SessionID); err != nil {
+		return nil, Result{}, err
+	}
+	return s.turn(ctx, req, in.SessionID, in.Prompt, "", nil)
+}
+
+func (s *Server) query(ctx context.Context, req *mcp.CallToolRequest, in QueryInput) (*mcp.CallToolResult, Result, error) {
+	if strings.TrimSpace(in.Prompt) == "" {
+		return nil, Result{}, errors.New("prompt: required")
+	}
+	// The plan agent is read-only; the deny rules make sure nothing writes or asks even if it tried.
+	rules := []permission.Rule{
+		{Permission: "edit", Pattern: "*", Action: permission.Deny},
+		{Permission: "bash", Pattern: "*", Action: permission.Deny},
+		{Permission: "question", Pattern: "*", Action: permission.Deny},
+	}
+	sid, err := s.create(ctx, req, in.Cwd, "plan", nil, rules)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	return s.turn(ctx, req, sid, in.Prompt, "plan", nil)
+}
+
+func (s *Server) sessions(ctx context.Context, _ *mcp.CallToolRequest, in SessionsInput) (*mcp.CallToolResult, SessionsResult, error) {
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	page, err := s.o.Sessions.List(ctx, session.ListInput{Directory: in.Cwd, Roots: true, Limit: limit})
+	if err != nil {
+		return nil, SessionsResult{}, err
+	}
+	statuses := s.o.Sessions.Statuses()
+	out := SessionsResult{Sessions: []SessionInfo{}}
+	for _, ss := range page.Items {
+		st := "idle"
+		if v, ok := statuses[ss.ID]; ok {
+			st = v.Type
+		}
+		client, _ := ss.Metadata["mcpClient"].(string)
+		out.Sessions = append(out.Sessions, SessionInfo{SessionID: ss.ID, Title: ss.Title, Directory: ss.Directory,
+			Status: st, Client: client, Updated: ss.Time.Updated})
+	}
+	return nil, out, nil
+}
+
+func parseModel(s string) (*session.MessageModel, error) {
+	if s == "" {
+		return nil, nil
+	}
+	prov, model, ok := strings.Cut(s, "/")
+	if !ok || prov == "" || model == "" {
+		return nil, fmt.Errorf("model: expected provider/model, got %q", s)
+	}
+	return &session.MessageModel{ProviderID: prov, ModelID: model}, nil
+}
+
+// create makes an ordinary tandem session tagged with the MCP client's name.
+func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, cwd, agent string, model *session.MessageModel, rules []permission.Rule) (string, error) {
+	dir := cwd
+	if dir == "" {
+		dir = s.o.Directory
+	}
+	in := session.CreateInput{Agent: agent, Permission: rules, Metadata: map[string]any{"mcpClient": clientName(req)}}
+	if model != nil {
+		in.Model = &session.SessionModel{ID: model.ModelID, ProviderID: model.ProviderID}
+	}
+	if err := in.Validate(); err != nil {
+		return "", err
+	}
+	sess, err := s.o.Sessions.Create(ctx, dir, in)
+	if err != nil {
+		return "", err
+	}
+	return sess.ID, nil
+}
+
+func clientName(req *mcp.CallToolRequest) string {
+	if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+		return p.ClientInfo.Name
+	}
+	return "mcp"
+}
+
+func canElicit(req *mcp.CallToolRequest) bool {
+	p := req.Session.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// turn runs one prompt while a watcher routes the session's approvals, and returns its answer.
+func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, sid, prompt, agent string, model *session.MessageModel) (*mcp.CallToolResult, Result, error) {
+	w := &watcher{s: s, req: req, sid: sid, elicit: canElicit(req), token: req.Params.GetProgressToken()}
+	sub, _, err := s.o.Bus.Subscribe("", func(ev *bus.Event) bool {
+		return strings.HasPrefix(ev.Type, "permission.")
+	})
+	if err != nil {
+		return nil, Result{}, err
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.run(wctx, sub)
+	}()
+	defer func() {
+		stop()
+		sub.Close()
+		<-done
+		w.wg.Wait()
+	}()
+	w.progress(ctx, "turn started")
+
+	reply, err := s.o.Sessions.Prompt(ctx, sid, session.PromptInput{Agent: agent, Model: model,
+		Parts: []session.PartInput{{Type: "text", Text: prompt}}})
+	res := Result{SessionID: sid, Approvals: w.statement()}
+	if ctx.Err() != nil {
+		// The client cancelled the tools/call: the turn stops too.
+		if _, aerr := s.o.Sessions.Abort(context.WithoutCancel(ctx), sid); aerr != nil {
+			s.o.Logger.Error("mcp: abort after cancel", "session", sid, "err", aerr)
+		}
+		return nil, Result{}, ctx.Err()
+	}
+	if err != nil {
+		return nil, Result{}, err
+	}
+	res.Answer = answerOf(reply)
+	res.Status = "completed"
+	if e := reply.Info.Error; e != nil {
+		res.Status = "error"
+		if e.Name == "MessageAbortedError" {
+			res.Status = "aborted"
+		}
+		res.Error = e.Name
+		if msg, ok := e.Data["message"].(string); ok && msg != "" {
+			res.Error = e.Name + ": " + msg
+		}
+	}
+	text := res.Answer
+	if res.Error != "" {
+		text = strings.TrimSpace(text + "\n\n" + res.Error)
+	}
+	if text == "" {
+		text = "(no answer)"
+	}
+	text += "\n\nsessionId: " + sid + "\napprovals: " + res.Approvals
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.Status == "error"}, res, nil
+}
+
+// answerOf is the final text of a reply: its text parts, in order.
+func answerOf(r session.WithParts) string {
+	var b strings.Builder
+	for _, p := range r.Parts {
+		if p.Type == "text" && p.Text != nil && !p.Synthetic {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(*p.Text)
+		}
+	}
+	return b.String()
+}
+
+// watcher answers one session's permission requests for the duration of one tools/call.
+type watcher struct {
+	s      *Server
+	req    *mcp.CallToolRequest
+	sid    string
+	elicit bool
+	token  any
+
+	mu      sync.Mutex
+	waiting map[string]context.CancelFunc // permission ID -> cancels its elicitation
+	steps   float64
+	wg      sync.WaitGroup
+}
+
+func (w *watcher) statement() string {
+	if w.elicit {
+		return fmt.Sprintf("asked through elicitation (and the pending list); unanswered after %s: rejected", w.s.o.Timeout)
+	}
+	switch w.s.o.Strategy {
+	case Wait:
+		return fmt.Sprintf("wait: this client cannot answer approvals; they wait in tandem's pending list (GET /permission) for up to %s, then are rejected", w.s.o.Timeout)
+	case AllowWithinRules:
+		return "allow-within-rules: this client cannot answer approvals; only what the permission rules allow runs, everything else is rejected"
+	}
+	return "deny: this client cannot answer approvals; every approval is rejected unless answered first over REST/web"
+}
+
+type envelope struct {
+	Type       string          `json:"type"`
+	Properties json.RawMessage `json:"properties"`
+}
+
+func (w *watcher) run(ctx context.Context, sub *bus.Subscription) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-sub.Events():
+			if !ok {
+				return
+			}
+			var env envelope
+			if err := json.Unmarshal(ev.Payload, &env); err != nil {
+				continue
+			}
+			switch env.Type {
+			case "permission.asked":
+				var r permission.Request
+				if json.Unmarshal(env.Properties, &r) != nil || r.SessionID != w.sid {
+					continue
+				}
+				actx, cancel := context.WithTimeout(ctx, w.s.o.Timeout)
+				w.mu.Lock()
+				if w.waiting == nil {
+					w.waiting = map[string]context.CancelFunc{}
+				}
+				w.waiting[r.ID] = cancel
+				w.mu.Unlock()
+				w.wg.Add(1)
+				go func() {
+					defer w.wg.Done()
+					defer w.forget(r.ID)
+					w.approve(actx, r)
+				}()
+			case "permission.replied":
+				var r struct {
+					RequestID string `json:"requestID"`
+				}
+				if json.Unmarshal(env.Properties, &r) == nil {
+					w.forget(r.RequestID) // someone answered: cancel our elicitation
+				}
+			}
+		}
+	}
+}
+
+func (w *watcher) forget(id string) {
+	w.mu.Lock()
+	cancel := w.waiting[id]
+	delete(w.waiting, id)
+	w.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func (w *watcher) meta() mcp.Meta { return mcp.Meta{"sessionId": w.sid} }
+
+func (w *watcher) progress(ctx context.Context, msg string) {
+	ss := w.req.Session
+	w.mu.Lock()
+	w.steps++
+	n := w.steps
+	w.mu.Unlock()
+	if w.token != nil {
+		if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{Meta: w.meta(), ProgressToken: w.token, Progress: n, Message: msg}); err != nil {
+			w.s.o.Logger.Debug("mcp: progress", "err", err)
+		}
+	}
+	if err := ss.Log(ctx, &mcp.LoggingMessageParams{Meta: w.meta(), Level: "info", Logger: "tandem", Data: msg}); err != nil {
+		w.s.o.Logger.Debug("mcp: log", "err", err)
+	}
+}
+
+// Decision labels: the enum values of the approval form and their titles.
+var decisions = []struct{ value, title string }{
+	{"once", "Allow once"},
+	{"always", "Allow always for this project"},
+	{"reject", "Reject"},
+}
+
+func approvalSchema() map[string]any {
+	oneOf := []map[string]any{}
+	for _, d := range decisions {
+		oneOf = append(oneOf, map[string]any{"const": d.value, "title": d.title})
+	}
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"decision": map[string]any{"type": "string", "title": "Decision", "oneOf": oneOf},
+			"message":  map[string]any{"type": "string", "title": "Message to the agent (optional)"},
+		},
+		"required": []string{"decision"},
+	}
+}
+
+// describe is the approval's message: the tool, what it would do, and where.
+func describe(r permission.Request, dir string) string {
+	what := strings.Join(r.Patterns, ", ")
+	if c, ok := r.Metadata["command"].(string); ok && c != "" {
+		what = c
+	} else if f, ok := r.Metadata["filepath"].(string); ok && f != "" {
+		what = f
+	}
+	return fmt.Sprintf("tandem wants to use %s: %s\nin %s", r.Permission, what, dir)
+}
+
+// approve asks the client (or applies the strategy) and replies through the permission service, which
+// is the one place where first-answer-wins is decided.
+func (w *watcher) approve(ctx context.Context, r permission.Request) {
+	w.progress(ctx, "approval needed: "+r.Permission+" "+strings.Join(r.Patterns, " "))
+	who := pending.Who{Client: "mcp:" + clientName(w.req)}
+	answer := func(a permission.Answer) {
+		if err := w.s.o.Permissions.Reply(r.ID, a, who); err != nil {
+			w.s.o.Logger.Debug("mcp: reply", "id", r.ID, "err", err)
+		}
+	}
+	dir := w.s.o.Directory
+	if sess, err := w.s.o.Sessions.Get(ctx, r.SessionID); err == nil {
+		dir = sess.Directory
+	}
+	if !w.elicit {
+		switch w.s.o.Strategy {
+		case Wait:
+			<-ctx.Done()
+		default:
+			answer(permission.Answer{Reply: permission.Reject, Message: "the MCP client cannot answer approvals (strategy " + string(w.s.o.Strategy) + ")"})
+			return
+		}
+	} else {
+		res, err := w.req.Session.Elicit(ctx, &mcp.ElicitParams{Meta: w.meta(), Message: describe(r, dir), RequestedSchema: approvalSchema()})
+		if err == nil {
+			answer(answerOf2(res))
+			return
+		}
+		if ctx.Err() == nil {
+			answer(permission.Answer{Reply: permission.Reject, Message: "the approval could not be asked: " + err.Error()})
+			return
+		}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		answer(permission.Answer{Reply: permission.Reject, Message: fmt.Sprintf("no answer within %s; rejected", w.s.o.Timeout)})
+	}
+}
+
+// answerOf2 maps the spec's {action, content} onto a permission answer.
+func answerOf2(res *mcp.ElicitResult) permission.Answer {
+	if res.Action != "accept" {
+		return permission.Answer{Reply: permission.Reject, Message: "the user " + res.Action + "d the approval"}
+	}
+	msg, _ := res.Content["message"].(string)
+	switch d, _ := res.Content["decision"].(string); d {
+	case "once":
+		return permission.Answer{Reply: permission.Once, Message: msg}
+	case "always":
+		return permission.Answer{Reply: permission.Always, Message: msg}
+	}
+	return permission.Answer{Reply: permission.Reject, Message: msg}
+}
