@@ -20,6 +20,7 @@ import (
 	"tandem/discovery"
 	"tandem/errs"
 	"tandem/mcp"
+	"tandem/mcpserver"
 	"tandem/openapi"
 	"tandem/permission"
 	"tandem/pty"
@@ -45,6 +46,10 @@ type Options struct {
 	Env       func(string) string
 	// Heartbeat overrides the SSE heartbeat interval (tests).
 	Heartbeat time.Duration
+	// MCPApprovals is what happens to approvals when an MCP client cannot answer them (default deny).
+	MCPApprovals mcpserver.Strategy
+	// MCPTimeout bounds every approval an MCP client is asked (default mcpserver.DefaultTimeout).
+	MCPTimeout time.Duration
 	// MDNS advertises the server on the LAN (only when bound off loopback).
 	MDNS       bool
 	MDNSDomain string
@@ -80,6 +85,7 @@ type services struct {
 	auth      *auth.Authority
 	events    *routes.Events
 	tools     func() []tool.Tool
+	mcpHTTP   http.Handler // tandem as an MCP server over Streamable HTTP
 }
 
 func (s services) api() *routes.API {
@@ -100,6 +106,7 @@ func (s services) api() *routes.API {
 			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry},
 			&routes.Questions{Service: s.questions},
 			&routes.MCP{Manager: s.mcp},
+			&routes.MCPServer{Handler: s.mcpHTTP},
 			&routes.Ptys{Manager: s.ptys},
 			&routes.Probes{},
 			&routes.Tools{All: s.tools},
@@ -188,6 +195,8 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		m.password, m.generated = auth.GeneratePassword(), true
 	}
 	m.auth = auth.New(auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth})
+
+	m.mcpHTTP = m.mcpHTTPHandler()
 
 	var fallback http.Handler
 	if o.Web {

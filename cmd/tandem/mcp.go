@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"time"
 
@@ -52,14 +53,14 @@ func newMCPCommand() *cobra.Command {
 			m, err := Start(ctx, Options{
 				Hostname: f.serve.hostname, Port: f.serve.port, Directory: f.serve.dir, CORS: f.serve.cors,
 				NoAuth: f.serve.noAuth, Paths: paths, Logger: logger, Env: os.Getenv,
+				MCPApprovals: strategy, MCPTimeout: f.timeout,
 			})
 			if err != nil {
 				return err
 			}
 			defer m.Close()
 			fmt.Fprintf(cmd.ErrOrStderr(), "tandem mcp: HTTP server on %s\n", m.URL())
-			srv := m.mcpServer(strategy, f.timeout)
-			return srv.MCP().Run(ctx, &mcp.StdioTransport{})
+			return m.mcpServer(strategy, f.timeout).MCP().Run(ctx, &mcp.StdioTransport{})
 		},
 	}
 	fl := cmd.Flags()
@@ -74,6 +75,13 @@ func newMCPCommand() *cobra.Command {
 	fl.StringVar(&f.serve.dataDir, "data-dir", "", "where the database lives")
 	fl.BoolVar(&f.serve.noAuth, "no-auth", false, "turn authentication off (loopback only)")
 	return cmd
+}
+
+// mcpHTTPHandler serves the process's MCP server over Streamable HTTP; one server carries every
+// HTTP session, with the approval strategy and timeout of the process's options.
+func (m *Main) mcpHTTPHandler() http.Handler {
+	srv := m.mcpServer(m.opts.MCPApprovals, m.opts.MCPTimeout).MCP()
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: m.log})
 }
 
 // mcpServer builds the MCP server over this process's services.
