@@ -11,6 +11,8 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -491,10 +493,19 @@ func (m *Manager) loadTools(ctx context.Context, c *conn) error {
 
 var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
 
-// QualifiedName is the name the model knows an MCP tool by: "<server>_<tool>", with characters that
-// model APIs refuse in tool names replaced by "_".
+// QualifiedName is the name the model knows an MCP tool by, and the permission key rules match:
+// "<server>_<tool>", with characters that model APIs refuse in tool names replaced by "_". That name
+// is unambiguous only when the server name has no "_" and neither name had a character replaced;
+// otherwise ("a_b"+"c" and "a"+"b_c" would both be "a_b_c") six hex digits of a hash of the exact
+// pair are appended, so two tools never share a name, whichever server connects first, and a rule
+// written for one can never match the other.
 func QualifiedName(server, tool string) string {
-	return unsafeName.ReplaceAllString(server, "_") + "_" + unsafeName.ReplaceAllString(tool, "_")
+	name := unsafeName.ReplaceAllString(server, "_") + "_" + unsafeName.ReplaceAllString(tool, "_")
+	if strings.Contains(server, "_") || unsafeName.MatchString(server) || unsafeName.MatchString(tool) {
+		sum := sha256.Sum256([]byte(server + "\x00" + tool))
+		name += "_" + hex.EncodeToString(sum[:3])
+	}
+	return name
 }
 
 // ToolInfo describes one MCP tool offered to the agent.
