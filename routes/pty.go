@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -146,6 +147,10 @@ func (p *Ptys) connect(w http.ResponseWriter, r *http.Request) {
 
 	// The server's guard has checked Origin (its own origin and --cors ones) before any route runs;
 	// the library's own check knows nothing of --cors.
+	if err := checkWebSocketHandshake(r); err != nil {
+		writeError(w, r, err) // the library would answer in plain text
+		return
+	}
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return // Accept has answered the client
@@ -284,4 +289,28 @@ func (p *Ptys) readLimit() int64 {
 		return p.ReadLimit
 	}
 	return defaultReadLimit
+}
+
+// checkWebSocketHandshake refuses, in tandem's JSON error shape, a request that is not a WebSocket
+// upgrade (RFC 6455 §4.2.1): a plain GET of the connect URL, say.
+func checkWebSocketHandshake(r *http.Request) error {
+	hasToken := func(header, token string) bool {
+		for _, v := range r.Header.Values(header) {
+			for _, part := range strings.Split(v, ",") {
+				if strings.EqualFold(strings.TrimSpace(part), token) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch {
+	case !hasToken("Connection", "upgrade") || !hasToken("Upgrade", "websocket"):
+		return errs.E(errs.Invalid, "this URL is a WebSocket: connect with Upgrade: websocket")
+	case r.Header.Get("Sec-WebSocket-Version") != "13":
+		return errs.E(errs.Invalid, "unsupported WebSocket version %q: tandem speaks version 13", r.Header.Get("Sec-WebSocket-Version"))
+	case r.Header.Get("Sec-WebSocket-Key") == "":
+		return errs.E(errs.Invalid, "the WebSocket handshake has no Sec-WebSocket-Key")
+	}
+	return nil
 }

@@ -268,6 +268,15 @@ func TestPTYRest(t *testing.T) {
 			t.Errorf("a running PTY has an exitCode: %v", got)
 		}
 	})
+	t.Run("a plain GET of the connect URL gets the JSON error shape", func(t *testing.T) {
+		var got struct {
+			Name string
+			Data struct{ Message string }
+		}
+		if code := s.call(t, http.MethodGet, "/pty/"+info.ID+"/connect", nil, &got); code != 400 || got.Name != "BadRequest" || !strings.Contains(got.Data.Message, "WebSocket") {
+			t.Errorf("%d %+v", code, got)
+		}
+	})
 	t.Run("list holds it", func(t *testing.T) {
 		var list []pty.Info
 		if code := s.call(t, http.MethodGet, "/pty", nil, &list); code != 200 || len(list) != 1 || list[0].ID != info.ID {

@@ -47,7 +47,9 @@ func contentType(name string) string {
 
 // Handler serves the UI at "/" (index.html) and "/assets/*" and nothing else,
 // since every other path belongs to the API. Mount it on exactly those paths.
-func Handler() http.Handler {
+// notFound answers for paths the UI does not have; nil is net/http's plain 404. tandem passes its
+// JSON error writer, so every error it writes has the one shape.
+func Handler(notFound http.Handler) http.Handler {
 	sub, err := fs.Sub(dist, "dist")
 	if err != nil {
 		panic("web: embedded dist is missing: " + err.Error())
@@ -56,12 +58,16 @@ func Handler() http.Handler {
 	if err != nil {
 		panic("web: embedded dist has no index.html; run npm ci && npm run build in web/")
 	}
-	return &handler{files: sub, index: index}
+	if notFound == nil {
+		notFound = http.NotFoundHandler()
+	}
+	return &handler{files: sub, index: index, notFound: notFound}
 }
 
 type handler struct {
-	files fs.FS
-	index []byte
+	files    fs.FS
+	index    []byte
+	notFound http.Handler
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -79,19 +85,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(r.URL.Path, "/assets/"):
 		h.serveAsset(w, r)
 	default:
-		http.NotFound(w, r)
+		h.notFound.ServeHTTP(w, r)
 	}
 }
 
 func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/")
 	if !fs.ValidPath(name) || strings.HasSuffix(name, "/") {
-		http.NotFound(w, r)
+		h.notFound.ServeHTTP(w, r)
 		return
 	}
 	data, err := fs.ReadFile(h.files, name)
 	if err != nil {
-		http.NotFound(w, r)
+		h.notFound.ServeHTTP(w, r)
 		return
 	}
 	w.Header().Set("Content-Type", contentType(name))

@@ -24,7 +24,7 @@ func get(t *testing.T, srv *httptest.Server, path string) (*http.Response, strin
 }
 
 func TestHandlerServesIndexAndItsAssetsFromTheEmbeddedBuild(t *testing.T) {
-	srv := httptest.NewServer(Handler())
+	srv := httptest.NewServer(Handler(nil))
 	defer srv.Close()
 
 	res, index := get(t, srv, "/")
@@ -78,7 +78,7 @@ func TestHandlerServesIndexAndItsAssetsFromTheEmbeddedBuild(t *testing.T) {
 }
 
 func TestHandlerRefusesWhatIsNotTheUI(t *testing.T) {
-	srv := httptest.NewServer(Handler())
+	srv := httptest.NewServer(Handler(nil))
 	defer srv.Close()
 	for _, tc := range []struct {
 		name, path string
@@ -108,4 +108,23 @@ func TestHandlerRefusesWhatIsNotTheUI(t *testing.T) {
 			t.Errorf("POST / = %d, want 405", res.StatusCode)
 		}
 	})
+}
+
+func TestAMissingAssetIsAnsweredByTheGivenNotFoundHandler(t *testing.T) {
+	srv := httptest.NewServer(Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"name":"NotFoundError"}`))
+	})))
+	defer srv.Close()
+	for _, path := range []string{"/assets/missing.js", "/nowhere"} {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound || res.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s, want the JSON 404", path, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+	}
 }

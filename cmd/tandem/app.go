@@ -200,7 +200,9 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 
 	var fallback http.Handler
 	if o.Web {
-		fallback = uiOnly(web.Handler())
+		fallback = uiOnly(web.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			routes.WriteError(w, r, notFoundRoute(r))
+		})))
 	}
 	m.srv, err = server.Listen(server.Config{
 		Hostname: o.Hostname, Port: o.Port, Directory: dir, CORS: o.CORS, Auth: m.auth,
