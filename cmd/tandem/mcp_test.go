@@ -167,6 +167,23 @@ func TestMCPClientWithoutElicitation(t *testing.T) {
 			t.Fatalf("approvals %q", out["approvals"])
 		}
 	})
+	t.Run("allow-within-rules runs what the rules allow and rejects the rest", func(t *testing.T) {
+		td := startTandem(t, setup{})
+		cs := connectMCP(t, td, mcpserver.AllowWithinRules, time.Minute, nil)
+		rules := []any{map[string]any{"permission": "bash", "pattern": "echo *", "action": "allow"}}
+		_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo ruled", "permission": rules})
+		sid := out["sessionId"].(string)
+		if status, detail := lastTool(t, td, sid); status != "completed" || detail != "ruled\n" {
+			t.Fatalf("allowed command: %s %q", status, detail)
+		}
+		_, out = callTool(t, cs, "tandem-reply", map[string]any{"sessionId": sid, "prompt": "run: touch outside-rules"})
+		if status, _ := lastTool(t, td, sid); status != "error" {
+			t.Fatalf("command outside the rules: %s", status)
+		}
+		if !strings.HasPrefix(out["approvals"].(string), "allow-within-rules") {
+			t.Fatalf("approvals %q", out["approvals"])
+		}
+	})
 	t.Run("wait is rejected when the timeout passes", func(t *testing.T) {
 		td := startTandem(t, setup{})
 		cs := connectMCP(t, td, mcpserver.Wait, 300*time.Millisecond, nil)
