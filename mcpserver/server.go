@@ -19,6 +19,7 @@ import (
 	"tandem/bus"
 	"tandem/pending"
 	"tandem/permission"
+	"tandem/question"
 	"tandem/session"
 )
 
@@ -53,6 +54,7 @@ const DefaultTimeout = 5 * time.Minute
 type Options struct {
 	Sessions    *session.Service
 	Permissions *permission.Service
+	Questions   *question.Service // nil: questions stay in GET /question only
 	Bus         *bus.Bus
 	Directory   string // the default working directory of new sessions
 	Version     string
@@ -270,7 +272,7 @@ func canElicit(req *mcp.CallToolRequest) bool {
 func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, sid, prompt, agent string, model *session.MessageModel) (*mcp.CallToolResult, Result, error) {
 	w := &watcher{s: s, req: req, sid: sid, elicit: canElicit(req), token: req.Params.GetProgressToken()}
 	sub, _, err := s.o.Bus.Subscribe("", func(ev *bus.Event) bool {
-		return strings.HasPrefix(ev.Type, "permission.")
+		return strings.HasPrefix(ev.Type, "permission.") || strings.HasPrefix(ev.Type, "question.")
 	})
 	if err != nil {
 		return nil, Result{}, err
@@ -390,20 +392,14 @@ func (w *watcher) run(ctx context.Context, sub *bus.Subscription) {
 				if json.Unmarshal(env.Properties, &r) != nil || r.SessionID != w.sid {
 					continue
 				}
-				actx, cancel := context.WithTimeout(ctx, w.s.o.Timeout)
-				w.mu.Lock()
-				if w.waiting == nil {
-					w.waiting = map[string]context.CancelFunc{}
+				w.spawn(ctx, r.ID, func(actx context.Context) { w.approve(actx, r) })
+			case "question.asked":
+				var q question.Request
+				if w.s.o.Questions == nil || json.Unmarshal(env.Properties, &q) != nil || q.SessionID != w.sid {
+					continue
 				}
-				w.waiting[r.ID] = cancel
-				w.mu.Unlock()
-				w.wg.Add(1)
-				go func() {
-					defer w.wg.Done()
-					defer w.forget(r.ID)
-					w.approve(actx, r)
-				}()
-			case "permission.replied":
+				w.spawn(ctx, q.ID, func(actx context.Context) { w.ask(actx, q) })
+			case "permission.replied", "question.replied", "question.rejected":
 				var r struct {
 					RequestID string `json:"requestID"`
 				}
@@ -413,6 +409,23 @@ func (w *watcher) run(ctx context.Context, sub *bus.Subscription) {
 			}
 		}
 	}
+}
+
+// spawn runs fn for one pending request with the timeout, until the request is answered elsewhere.
+func (w *watcher) spawn(ctx context.Context, id string, fn func(context.Context)) {
+	actx, cancel := context.WithTimeout(ctx, w.s.o.Timeout)
+	w.mu.Lock()
+	if w.waiting == nil {
+		w.waiting = map[string]context.CancelFunc{}
+	}
+	w.waiting[id] = cancel
+	w.mu.Unlock()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer w.forget(id)
+		fn(actx)
+	}()
 }
 
 func (w *watcher) forget(id string) {
@@ -527,4 +540,96 @@ func answerOf2(res *mcp.ElicitResult) permission.Answer {
 		return permission.Answer{Reply: permission.Always, Message: msg}
 	}
 	return permission.Answer{Reply: permission.Reject, Message: msg}
+}
+
+// questionSchema turns a question set into one form: a single-select (string with oneOf) or a
+// multi-select (array of anyOf) per question, plus an optional free-text field where custom answers
+// are allowed.
+func questionSchema(q question.Request) map[string]any {
+	props := map[string]any{}
+	required := []string{}
+	for i, info := range q.Questions {
+		choices := []map[string]any{}
+		for _, o := range info.Options {
+			title := o.Label
+			if o.Description != "" {
+				title += " — " + o.Description
+			}
+			choices = append(choices, map[string]any{"const": o.Label, "title": title})
+		}
+		key := fmt.Sprintf("q%d", i)
+		if info.Multiple {
+			props[key] = map[string]any{"type": "array", "title": info.Question, "items": map[string]any{"anyOf": choices}}
+		} else {
+			props[key] = map[string]any{"type": "string", "title": info.Question, "oneOf": choices}
+		}
+		if info.AllowsCustom() {
+			props[key+"_other"] = map[string]any{"type": "string", "title": info.Question + " (your own answer)"}
+		} else {
+			required = append(required, key)
+		}
+	}
+	return map[string]any{"type": "object", "properties": props, "required": required}
+}
+
+// questionAnswers reads the form back into one answer per question; a typed answer wins over a choice.
+func questionAnswers(q question.Request, content map[string]any) []question.Answer {
+	out := make([]question.Answer, len(q.Questions))
+	for i := range q.Questions {
+		key := fmt.Sprintf("q%d", i)
+		if other, _ := content[key+"_other"].(string); strings.TrimSpace(other) != "" {
+			out[i] = question.Answer{other}
+			continue
+		}
+		switch v := content[key].(type) {
+		case string:
+			out[i] = question.Answer{v}
+		case []any:
+			for _, x := range v {
+				if sx, ok := x.(string); ok {
+					out[i] = append(out[i], sx)
+				}
+			}
+		}
+		if out[i] == nil {
+			out[i] = question.Answer{}
+		}
+	}
+	return out
+}
+
+// ask puts the agent's questions to the client as a form, or applies the strategy.
+func (w *watcher) ask(ctx context.Context, q question.Request) {
+	w.progress(ctx, "question asked")
+	who := pending.Who{Client: "mcp:" + clientName(w.req)}
+	reject := func() {
+		if err := w.s.o.Questions.Reject(q.ID, who); err != nil {
+			w.s.o.Logger.Debug("mcp: question reject", "id", q.ID, "err", err)
+		}
+	}
+	if !w.elicit {
+		if w.s.o.Strategy == Wait {
+			<-ctx.Done()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				reject()
+			}
+			return
+		}
+		reject()
+		return
+	}
+	var msg []string
+	for _, info := range q.Questions {
+		msg = append(msg, info.Question)
+	}
+	res, err := w.req.Session.Elicit(ctx, &mcp.ElicitParams{Meta: w.meta(), Message: "tandem asks: " + strings.Join(msg, " / "),
+		RequestedSchema: questionSchema(q)})
+	switch {
+	case err == nil && res.Action == "accept":
+		if err := w.s.o.Questions.Reply(q.ID, questionAnswers(q, res.Content), who); err != nil {
+			w.s.o.Logger.Debug("mcp: question reply", "id", q.ID, "err", err)
+		}
+	case err == nil, ctx.Err() == nil, errors.Is(ctx.Err(), context.DeadlineExceeded):
+		reject()
+	}
 }

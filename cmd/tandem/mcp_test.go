@@ -194,3 +194,22 @@ func TestMCPClientWithoutElicitation(t *testing.T) {
 		}
 	})
 }
+
+func TestMCPQuestionsBecomeForms(t *testing.T) {
+	td := startTandem(t, setup{})
+	var schema atomic.Value
+	cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			schema.Store(req.Params.RequestedSchema)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"q0": "SQLite"}}, nil
+		},
+	})
+	_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "ask: Which DB? | Postgres | SQLite"})
+	if b, _ := json.Marshal(schema.Load()); !strings.Contains(string(b), `"const":"Postgres"`) {
+		t.Fatalf("form schema %s lacks the options", b)
+	}
+	status, detail := lastTool(t, td, out["sessionId"].(string))
+	if status != "completed" || !strings.Contains(detail, `"Which DB?"="SQLite"`) {
+		t.Fatalf("question tool: %s %q", status, detail)
+	}
+}
