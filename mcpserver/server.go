@@ -515,7 +515,7 @@ func (w *watcher) approve(ctx context.Context, r permission.Request) {
 	} else {
 		res, err := w.req.Session.Elicit(ctx, &mcp.ElicitParams{Meta: w.meta(), Message: describe(r, dir), RequestedSchema: approvalSchema()})
 		if err == nil {
-			answer(answerOf2(res))
+			answer(permissionAnswer(res))
 			return
 		}
 		if ctx.Err() == nil {
@@ -528,10 +528,14 @@ func (w *watcher) approve(ctx context.Context, r permission.Request) {
 	}
 }
 
-// answerOf2 maps the spec's {action, content} onto a permission answer.
-func answerOf2(res *mcp.ElicitResult) permission.Answer {
+// permissionAnswer maps the spec's {action, content} onto a permission answer.
+func permissionAnswer(res *mcp.ElicitResult) permission.Answer {
 	if res.Action != "accept" {
-		return permission.Answer{Reply: permission.Reject, Message: "the user " + res.Action + "d the approval"}
+		verb := map[string]string{"decline": "declined", "cancel": "cancelled"}[res.Action]
+		if verb == "" {
+			verb = "did not accept"
+		}
+		return permission.Answer{Reply: permission.Reject, Message: "the user " + verb + " the approval"}
 	}
 	msg, _ := res.Content["message"].(string)
 	switch d, _ := res.Content["decision"].(string); d {
