@@ -29,9 +29,13 @@ func registryFrom(t *testing.T, projectJSON string, env map[string]string) *prov
 	}
 	getenv := func(k string) string {
 		if k == "XDG_CONFIG_HOME" {
-			return filepath.Join(dir, "no-user-config")
+			return filepath.Join(dir, "user-config")
 		}
 		return env[k]
+	}
+	// The project is the user's own: trusted, so its providers apply.
+	if _, err := config.Trust(getenv, dir); err != nil {
+		t.Fatal(err)
 	}
 	cfg, err := config.NewLoader(dir, getenv).Load()
 	if err != nil {
