@@ -77,7 +77,14 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 	if resume.Resync {
 		connected["resync"] = true
 	}
-	sw.synthetic(resume.Cursor, "server.connected", connected)
+	// With a replay to follow, server.connected repeats the client's own cursor: were the stream cut
+	// right after it, the client would resume from there and miss nothing. Each replayed frame then
+	// carries its own id, oldest first.
+	cursor := resume.Cursor
+	if len(resume.Replay) > 0 {
+		cursor = last
+	}
+	sw.synthetic(cursor, "server.connected", connected)
 	for _, ev := range resume.Replay {
 		sw.event(ev)
 	}

@@ -173,7 +173,10 @@ func TestSSEReconnectWithLastEventIDReceivesExactlyTheMissedEvents(t *testing.T)
 				missed = append(missed, s.createSession(t, fmt.Sprintf(`{"title":"missed %d"}`, i)).ID)
 			}
 			again := s.openStream(t, path, last)
-			_, hi := again.connected()
+			hiFrame, hi := again.connected()
+			if hiFrame.ID != last {
+				t.Fatalf("server.connected before a replay carries %q, want the client's own cursor %q", hiFrame.ID, last)
+			}
 			if hi.Properties["resync"] != nil {
 				t.Fatalf("a cursor inside the ring asked for a resync: %+v", hi)
 			}
