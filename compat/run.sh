@@ -33,4 +33,4 @@ fi
 sdk=$(node -p 'require("./node_modules/@opencode-ai/sdk/package.json").version')
 tui=$(node -p "require('./${bin%/bin/opencode}/package.json').version")
 echo "compat: $("$TANDEM_BIN" --version) against @opencode-ai/sdk $sdk and OpenCode's terminal UI $tui"
-exec node --test --test-concurrency=1 "$@" sdk.test.mjs tui.test.mjs
+exec node --test --test-concurrency=1 "$@" *.test.mjs
