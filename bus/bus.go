@@ -1,6 +1,8 @@
 // Package bus carries every business event from the domain packages to whoever listens (the SSE
-// streams, the web UI, tests). Publishing never blocks: each subscriber has a bounded queue, and one
-// that falls behind is cut off (it reconnects and replays) so that no one else waits for it.
+// streams, the web UI, tests). Publishing never blocks: each subscriber has its own queue, which a
+// healthy reader drains however large the burst; only a subscriber that is truly stuck — more than
+// Options.MaxQueued bytes waiting, or nothing taken for Options.MaxStall — is cut off (it reconnects
+// and replays) so that no one else waits for it and memory stays bounded.
 //
 // Every event gets a sequence number and is kept in a bounded ring, so a client that reconnects with
 // its last cursor receives exactly what it missed. A cursor names the boot of the bus as well as the
@@ -9,6 +11,7 @@
 package bus
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"tandem/id"
 )
@@ -37,18 +41,24 @@ type Event struct {
 type Options struct {
 	// Replay is how many recent events are kept for Last-Event-ID replay (default 4096).
 	Replay int
-	// Queue is how many events may wait for one subscriber before it is cut off (default 256). The
-	// queue is allocated up front for every subscriber, so its size is most of what an idle SSE
-	// client costs; the stream writer drains it in one write, so it only fills while a client's
-	// socket is not accepting data at all.
-	Queue int
+	// MaxQueued is how many bytes of events may wait for one subscriber before it is cut off
+	// (default 8 MiB). A reader that keeps up never gets near it: the stream writer takes the whole
+	// queue at once, so a burst of any length costs it one write per wake-up.
+	MaxQueued int
+	// MaxStall is how long events may wait untaken before the subscriber is cut off (default 30 s):
+	// a reader whose connection accepts nothing at all, however little it is sent.
+	MaxStall time.Duration
+	// Now is the clock; tests set it to make a stall without waiting for one.
+	Now func() time.Time
 }
 
 // Bus is the event hub. The zero value is not usable; call New.
 type Bus struct {
-	boot  string
-	ids   *id.Source
-	queue int
+	boot      string
+	ids       *id.Source
+	maxQueued int
+	maxStall  time.Duration
+	now       func() time.Time
 
 	mu     sync.Mutex
 	seq    uint64
@@ -62,17 +72,25 @@ func New(o Options) *Bus {
 	if o.Replay <= 0 {
 		o.Replay = 4096
 	}
-	if o.Queue <= 0 {
-		o.Queue = 256
+	if o.MaxQueued <= 0 {
+		o.MaxQueued = 8 << 20
+	}
+	if o.MaxStall <= 0 {
+		o.MaxStall = 30 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return &Bus{
-		boot:  hex.EncodeToString(b[:]),
-		ids:   id.NewSource(),
-		queue: o.Queue,
-		ring:  make([]*Event, o.Replay),
-		subs:  make(map[*Subscription]struct{}),
+		boot:      hex.EncodeToString(b[:]),
+		ids:       id.NewSource(),
+		maxQueued: o.MaxQueued,
+		maxStall:  o.MaxStall,
+		now:       o.Now,
+		ring:      make([]*Event, o.Replay),
+		subs:      make(map[*Subscription]struct{}),
 	}
 }
 
@@ -127,15 +145,21 @@ func (b *Bus) Publish(directory, typ string, properties any) error {
 	b.seq++
 	ev.Seq = b.seq
 	b.ring[ev.Seq%uint64(len(b.ring))] = ev
+	now := b.now()
 	for s := range b.subs {
 		if !s.accepts(ev) {
 			continue
 		}
-		select {
-		case s.ch <- ev:
-		default:
+		if len(s.queue) > 0 && (s.queued+len(ev.Global) > b.maxQueued || now.Sub(s.since) > b.maxStall) {
 			b.dropLocked(s, ErrSlow)
+			continue
 		}
+		if len(s.queue) == 0 {
+			s.since = now
+			s.signal()
+		}
+		s.queue = append(s.queue, ev)
+		s.queued += len(ev.Global)
 	}
 	return nil
 }
@@ -155,26 +179,92 @@ func (b *Bus) cursor(seq uint64) string { return b.boot + "-" + strconv.FormatUi
 // Filter selects which events a subscription receives; nil receives everything.
 type Filter func(*Event) bool
 
-// Subscription is one listener's queue. Read Events until it is closed, then Err says why.
+// Subscription is one listener's queue. Wait on Ready, then Take what is queued (or call Next for
+// one event at a time) until Take reports that the subscription has ended and why.
 type Subscription struct {
 	bus    *Bus
-	ch     chan *Event
 	filter Filter
-	err    error // set under bus.mu before ch is closed
+	ready  chan struct{} // holds a token while events wait or once the subscription has ended
+
+	// Guarded by bus.mu.
+	queue  []*Event
+	queued int       // bytes in queue
+	since  time.Time // when the oldest event in queue was queued
+	ended  bool
+	err    error
 }
 
 // Reasons a subscription ends.
 var (
 	ErrSlow   = fmt.Errorf("bus: subscriber fell behind and was disconnected")
 	ErrClosed = fmt.Errorf("bus: shutting down")
+	// ErrUnsubscribed is what Take and Next report after the subscriber's own Close.
+	ErrUnsubscribed = fmt.Errorf("bus: subscription closed")
 )
 
 func (s *Subscription) accepts(ev *Event) bool { return s.filter == nil || s.filter(ev) }
 
-// Events delivers events in sequence order; it is closed when the subscription ends.
-func (s *Subscription) Events() <-chan *Event { return s.ch }
+// signal leaves a token in ready unless one is already there; it never blocks.
+func (s *Subscription) signal() {
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+}
 
-// Err says why Events was closed: ErrSlow, ErrClosed, or nil after Close.
+// Ready receives when events are waiting or the subscription has ended. A wake-up may find nothing
+// to take (the events were taken already); call Take and wait again.
+func (s *Subscription) Ready() <-chan struct{} { return s.ready }
+
+// Take appends every waiting event to dst, oldest first, and returns it. A non-nil error means the
+// subscription has ended and nothing more will come: ErrClosed (the events queued before the bus
+// closed are still returned with it), ErrSlow, or ErrUnsubscribed.
+func (s *Subscription) Take(dst []*Event) ([]*Event, error) {
+	s.bus.mu.Lock()
+	defer s.bus.mu.Unlock()
+	dst = append(dst, s.queue...)
+	clear(s.queue)
+	s.queue, s.queued = s.queue[:0], 0
+	if cap(s.queue) > 1024 {
+		s.queue = nil // a burst's backing array is not kept by an idle subscriber
+	}
+	if s.ended {
+		return dst, s.err
+	}
+	return dst, nil
+}
+
+// Next returns the oldest waiting event, waiting for one until ctx is done. It is for readers that
+// handle one event at a time; a stream writer should Take whole batches instead.
+func (s *Subscription) Next(ctx context.Context) (*Event, error) {
+	for {
+		s.bus.mu.Lock()
+		if len(s.queue) > 0 {
+			ev := s.queue[0]
+			s.queue[0] = nil
+			s.queue = s.queue[1:]
+			s.queued -= len(ev.Global)
+			s.since = s.bus.now() // the reader made progress: the stall clock restarts
+			if len(s.queue) > 0 {
+				s.signal() // keep the token for the rest
+			}
+			s.bus.mu.Unlock()
+			return ev, nil
+		}
+		ended, err := s.ended, s.err
+		s.bus.mu.Unlock()
+		if ended {
+			return nil, err
+		}
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Err says why the subscription ended: ErrSlow, ErrClosed, ErrUnsubscribed, or nil while it runs.
 func (s *Subscription) Err() error {
 	s.bus.mu.Lock()
 	defer s.bus.mu.Unlock()
@@ -185,19 +275,23 @@ func (s *Subscription) Err() error {
 func (s *Subscription) Close() {
 	s.bus.mu.Lock()
 	defer s.bus.mu.Unlock()
-	if _, ok := s.bus.subs[s]; ok {
-		delete(s.bus.subs, s)
-		close(s.ch)
-	}
+	s.bus.endLocked(s, ErrUnsubscribed)
 }
 
+// dropLocked cuts a subscriber off; what it had not taken is discarded with it.
 func (b *Bus) dropLocked(s *Subscription, reason error) {
+	clear(s.queue)
+	s.queue, s.queued = nil, 0
+	b.endLocked(s, reason)
+}
+
+func (b *Bus) endLocked(s *Subscription, reason error) {
 	if _, ok := b.subs[s]; !ok {
 		return
 	}
 	delete(b.subs, s)
-	s.err = reason
-	close(s.ch)
+	s.ended, s.err = true, reason
+	s.signal()
 }
 
 // Resume is the outcome of subscribing from a cursor.
@@ -219,7 +313,7 @@ func (b *Bus) Subscribe(lastEventID string, filter Filter) (*Subscription, Resum
 	if b.closed {
 		return nil, Resume{}, ErrClosed
 	}
-	s := &Subscription{bus: b, ch: make(chan *Event, b.queue), filter: filter}
+	s := &Subscription{bus: b, ready: make(chan struct{}, 1), filter: filter}
 	var r Resume
 	if lastEventID != "" {
 		from, ok := b.parseCursor(lastEventID)
@@ -263,7 +357,7 @@ func (b *Bus) Subscribers() int {
 }
 
 // Close ends every subscription with ErrClosed and refuses new ones. Events queued before Close are
-// still delivered to readers that drain their channel.
+// still handed to readers that Take them.
 func (b *Bus) Close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -272,6 +366,6 @@ func (b *Bus) Close() {
 	}
 	b.closed = true
 	for s := range b.subs {
-		b.dropLocked(s, ErrClosed)
+		b.endLocked(s, ErrClosed)
 	}
 }

@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -220,7 +221,7 @@ func TestReplayAppliesTheFilter(t *testing.T) {
 // TestSubscribeDuringPublishLosesNothing races subscribers against a publisher: every subscriber must
 // see, through replay plus its live queue, each event after its cursor exactly once and in order.
 func TestSubscribeDuringPublishLosesNothing(t *testing.T) {
-	b := bus.New(bus.Options{Replay: 10000, Queue: 10000})
+	b := bus.New(bus.Options{Replay: 10000})
 	defer b.Close()
 	const total = 2000
 	start := b.Cursor()
@@ -238,17 +239,14 @@ func TestSubscribeDuringPublishLosesNothing(t *testing.T) {
 			got := indexes(t, r.Replay)
 			for len(got) < total {
 				// t.Fatal is for the test's goroutine; here a missing event ends this subscriber.
-				select {
-				case e, ok := <-sub.Events():
-					if !ok {
-						t.Errorf("subscription closed after %d of %d events", len(got), total)
-						return
-					}
-					got = append(got, indexOf(t, e))
-				case <-time.After(testenv.Patience):
-					t.Errorf("subscriber got %d of %d events, then nothing for %s", len(got), total, testenv.Patience)
+				ctx, cancel := context.WithTimeout(t.Context(), testenv.Patience)
+				e, err := sub.Next(ctx)
+				cancel()
+				if err != nil {
+					t.Errorf("subscriber got %d of %d events, then: %v", len(got), total, err)
 					return
 				}
+				got = append(got, indexOf(t, e))
 			}
 			results[k] = got
 		})
@@ -262,39 +260,83 @@ func TestSubscribeDuringPublishLosesNothing(t *testing.T) {
 	}
 }
 
-func TestASlowSubscriberIsDroppedAndOthersKeepReceiving(t *testing.T) {
-	b := bus.New(bus.Options{Queue: 4})
+func TestABurstReachesEveryHealthyReaderWhateverItsLength(t *testing.T) {
+	b := bus.New(bus.Options{MaxQueued: 1 << 20})
 	defer b.Close()
-	slow, _, err := b.Subscribe("", nil)
+	sub, _, err := b.Subscribe("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fast, _, err := b.Subscribe("", nil)
+	defer sub.Close()
+	// Far more events than any fixed queue held, published before the reader looks: the reader is
+	// healthy (it takes the whole queue when it wakes), so nothing is dropped.
+	publishN(t, b, "", 0, 5000)
+	<-sub.Ready()
+	evs, err := sub.Take(nil)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("Take: %v", err)
 	}
-	defer fast.Close()
-	for i := range 100 {
-		publishN(t, b, "", i, 1)
-		if got := indexOf(t, next(t, fast)); got != i {
-			t.Fatalf("fast subscriber got %d, want %d", got, i)
-		}
+	if got := indexes(t, evs); fmt.Sprint(got) != fmt.Sprint(seq(0, 4999)) {
+		t.Errorf("took %d events, want 0..4999 in order", len(got))
 	}
-	// The slow one got its queue's worth, then its channel was closed.
-	var got []int
-	for ev := range slow.Events() {
-		got = append(got, indexOf(t, ev))
+	if evs, _ := sub.Take(nil); len(evs) != 0 {
+		t.Errorf("a second Take returned %d events, want none", len(evs))
 	}
-	if fmt.Sprint(got) != "[0 1 2 3]" {
-		t.Errorf("slow subscriber drained %v, want [0 1 2 3]", got)
+}
+
+func TestAStuckSubscriberIsDroppedAndOthersKeepReceiving(t *testing.T) {
+	clock := time.Unix(1_700_000_000, 0)
+	tests := []struct {
+		name   string
+		opts   bus.Options
+		before func() // what happens between the stuck reader's last event and the next publish
+		events int
+	}{
+		{
+			name:   "more bytes waiting than the budget cut the reader off",
+			opts:   bus.Options{MaxQueued: 4 << 10},
+			before: func() {},
+			events: 200,
+		},
+		{
+			name:   "events waiting untaken for longer than the stall limit cut the reader off",
+			opts:   bus.Options{MaxStall: 30 * time.Second, Now: func() time.Time { return clock }},
+			before: func() { clock = clock.Add(31 * time.Second) },
+			events: 2,
+		},
 	}
-	if !errors.Is(slow.Err(), bus.ErrSlow) {
-		t.Errorf("slow.Err() = %v, want ErrSlow", slow.Err())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := bus.New(tt.opts)
+			defer b.Close()
+			stuck, _, err := b.Subscribe("", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			healthy, _, err := b.Subscribe("", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer healthy.Close()
+			for i := range tt.events {
+				if i == 1 {
+					tt.before()
+				}
+				publishN(t, b, "", i, 1)
+				if got := indexOf(t, next(t, healthy)); got != i {
+					t.Fatalf("healthy subscriber got %d, want %d", got, i)
+				}
+			}
+			// What the stuck reader had not taken went with it.
+			if got, err := drain(t, stuck); !errors.Is(err, bus.ErrSlow) || len(got) != 0 {
+				t.Errorf("stuck reader: took %v then %v, want nothing then ErrSlow", got, err)
+			}
+			if n := b.Subscribers(); n != 1 {
+				t.Errorf("Subscribers() = %d, want 1", n)
+			}
+			stuck.Close() // harmless after the drop
+		})
 	}
-	if n := b.Subscribers(); n != 1 {
-		t.Errorf("Subscribers() = %d, want 1", n)
-	}
-	slow.Close() // harmless after the drop
 }
 
 func TestCloseEndsEverySubscriptionWithErrClosed(t *testing.T) {
@@ -306,15 +348,12 @@ func TestCloseEndsEverySubscriptionWithErrClosed(t *testing.T) {
 	publishN(t, b, "", 0, 2)
 	b.Close()
 	b.Close() // idempotent
-	var got []int
-	for ev := range sub.Events() {
-		got = append(got, indexOf(t, ev))
-	}
+	got, err := drain(t, sub)
 	if fmt.Sprint(got) != "[0 1]" {
 		t.Errorf("events queued before Close: got %v, want [0 1]", got)
 	}
-	if !errors.Is(sub.Err(), bus.ErrClosed) {
-		t.Errorf("Err() = %v, want ErrClosed", sub.Err())
+	if !errors.Is(err, bus.ErrClosed) || !errors.Is(sub.Err(), bus.ErrClosed) {
+		t.Errorf("ended with %v, Err() = %v, want ErrClosed", err, sub.Err())
 	}
 	if _, _, err := b.Subscribe("", nil); !errors.Is(err, bus.ErrClosed) {
 		t.Errorf("Subscribe after Close: err = %v, want ErrClosed", err)
@@ -333,11 +372,8 @@ func TestCloseOfASubscriptionIsCleanAndRepeatable(t *testing.T) {
 	}
 	sub.Close()
 	sub.Close()
-	if _, open := testenv.Recv(t, sub.Events(), "Events closing"); open {
-		t.Error("Events still open after Close")
-	}
-	if sub.Err() != nil {
-		t.Errorf("Err() after Close = %v, want nil", sub.Err())
+	if got, err := drain(t, sub); len(got) != 0 || !errors.Is(err, bus.ErrUnsubscribed) {
+		t.Errorf("after Close: took %v then %v, want nothing then ErrUnsubscribed", got, err)
 	}
 	if b.Subscribers() != 0 {
 		t.Errorf("Subscribers() = %d, want 0", b.Subscribers())
@@ -358,11 +394,31 @@ func BenchmarkPublish(b *testing.B) {
 // stream ends.
 func next(t *testing.T, sub *bus.Subscription) *bus.Event {
 	t.Helper()
-	e, ok := testenv.Recv(t, sub.Events(), "next event")
-	if !ok {
-		t.Fatalf("the subscription ended: %v", sub.Err())
+	ctx, cancel := context.WithTimeout(t.Context(), testenv.Patience)
+	defer cancel()
+	e, err := sub.Next(ctx)
+	if err != nil {
+		t.Fatalf("no next event: %v", err)
 	}
 	return e
+}
+
+// drain takes what the subscription still holds once it has ended, and why it ended.
+func drain(t *testing.T, sub *bus.Subscription) ([]int, error) {
+	t.Helper()
+	var got []int
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), testenv.Patience)
+		e, err := sub.Next(ctx)
+		cancel()
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("the subscription did not end within %s", testenv.Patience)
+			}
+			return got, err
+		}
+		got = append(got, indexOf(t, e))
+	}
 }
 
 func TestEmitLogsAnEventThatCannotBeEncoded(t *testing.T) {

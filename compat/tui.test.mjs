@@ -129,6 +129,23 @@ describe('OpenCode\'s terminal UI attached to tandem', { skip: whyNot() }, () =>
     await waitFor('the permission to be answered', async () => (await client.permission.list()).data.length === 0);
   });
 
+  test('a long command (seq 1 5000) shows its last line and the session returns to idle, five times over', async () => {
+    // A thousand output updates in a few milliseconds once cut the TUI's event stream and left it
+    // "busy" with the output cut short; streaming updates are now coalesced and a healthy reader
+    // is never dropped for a burst.
+    const sessionID = await theSession();
+    for (let i = 1; i <= 5; i++) {
+      await term.type(`run: seq 1 5000; echo burst-done-${i}`);
+      await term.waitFor(`the permission dialog (run ${i})`, /Permission required/);
+      term.press('Enter');
+      const done = new RegExp(`5000\\s+burst-done-${i}[\\s\\S]*Demo \\(offline, scripted\\) · [\\d.]+m?s`);
+      const screen = await term.waitFor(`the last line and the finished turn (run ${i})`, done, 30000);
+      assert.doesNotMatch(screen, /Permission required/);
+      const status = (await client.session.status()).data;
+      assert.equal(status[sessionID]?.type ?? 'idle', 'idle', `run ${i}: tandem says the session is ${JSON.stringify(status[sessionID])}`);
+    }
+  });
+
   test('an ask: prompt shows the question dialog, and choosing an option completes it', async () => {
     await term.type('ask: Which color do you prefer? | Red | Blue');
     const dialog = await term.waitFor('the question dialog', /2\. Blue/);

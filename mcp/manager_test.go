@@ -56,30 +56,27 @@ type event struct {
 // waitEvent returns the next event of type typ for which match (if any) holds, skipping others.
 func (e *env) waitEvent(t *testing.T, typ string, match func(map[string]any) bool) event {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
 	for {
-		select {
-		case ev, ok := <-e.sub.Events():
-			if !ok {
-				t.Fatalf("bus closed while waiting for %s", typ)
-			}
-			var env struct {
-				Type       string          `json:"type"`
-				Properties json.RawMessage `json:"properties"`
-			}
-			if err := json.Unmarshal(ev.Payload, &env); err != nil {
-				t.Fatal(err)
-			}
-			if env.Type != typ {
-				continue
-			}
-			var props map[string]any
-			_ = json.Unmarshal(env.Properties, &props)
-			if match == nil || match(props) {
-				return event{Type: env.Type, Properties: props, Raw: env.Properties}
-			}
-		case <-deadline:
-			t.Fatalf("no %s event within 30s", typ)
+		ev, err := e.sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("no %s event within 30s: %v", typ, err)
+		}
+		var env struct {
+			Type       string          `json:"type"`
+			Properties json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(ev.Payload, &env); err != nil {
+			t.Fatal(err)
+		}
+		if env.Type != typ {
+			continue
+		}
+		var props map[string]any
+		_ = json.Unmarshal(env.Properties, &props)
+		if match == nil || match(props) {
+			return event{Type: env.Type, Properties: props, Raw: env.Properties}
 		}
 	}
 }

@@ -374,39 +374,50 @@ type envelope struct {
 }
 
 func (w *watcher) run(ctx context.Context, sub *bus.Subscription) {
+	var batch []*bus.Event
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case ev, ok := <-sub.Events():
-			if !ok {
-				return
-			}
-			var env envelope
-			if err := json.Unmarshal(ev.Payload, &env); err != nil {
-				continue
-			}
-			switch env.Type {
-			case "permission.asked":
-				var r permission.Request
-				if json.Unmarshal(env.Properties, &r) != nil || r.SessionID != w.sid {
-					continue
-				}
-				w.spawn(ctx, r.ID, func(actx context.Context) { w.approve(actx, r) })
-			case "question.asked":
-				var q question.Request
-				if w.s.o.Questions == nil || json.Unmarshal(env.Properties, &q) != nil || q.SessionID != w.sid {
-					continue
-				}
-				w.spawn(ctx, q.ID, func(actx context.Context) { w.ask(actx, q) })
-			case "permission.replied", "question.replied", "question.rejected":
-				var r struct {
-					RequestID string `json:"requestID"`
-				}
-				if json.Unmarshal(env.Properties, &r) == nil {
-					w.forget(r.RequestID) // someone answered: cancel our elicitation
-				}
-			}
+		case <-sub.Ready():
+		}
+		var err error
+		batch, err = sub.Take(batch[:0])
+		for _, ev := range batch {
+			w.handle(ctx, ev)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// handle starts an approval or a question for an ask of this session, and withdraws it when another
+// client answered first.
+func (w *watcher) handle(ctx context.Context, ev *bus.Event) {
+	var env envelope
+	if err := json.Unmarshal(ev.Payload, &env); err != nil {
+		return
+	}
+	switch env.Type {
+	case "permission.asked":
+		var r permission.Request
+		if json.Unmarshal(env.Properties, &r) != nil || r.SessionID != w.sid {
+			return
+		}
+		w.spawn(ctx, r.ID, func(actx context.Context) { w.approve(actx, r) })
+	case "question.asked":
+		var q question.Request
+		if w.s.o.Questions == nil || json.Unmarshal(env.Properties, &q) != nil || q.SessionID != w.sid {
+			return
+		}
+		w.spawn(ctx, q.ID, func(actx context.Context) { w.ask(actx, q) })
+	case "permission.replied", "question.replied", "question.rejected":
+		var r struct {
+			RequestID string `json:"requestID"`
+		}
+		if json.Unmarshal(env.Properties, &r) == nil {
+			w.forget(r.RequestID) // someone answered: cancel our elicitation
 		}
 	}
 }

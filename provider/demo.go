@@ -167,10 +167,7 @@ func reportToolResults(msgs []Message) string {
 	}
 	var reports []string
 	for _, m := range msgs[start:] {
-		out := strings.TrimRight(m.Text, "\n")
-		if len(out) > 4000 {
-			out = out[:4000] + "\n…"
-		}
+		out := headAndTail(strings.TrimRight(m.Text, "\n"), 2000)
 		switch {
 		case m.IsError:
 			reports = append(reports, "The tool failed: "+out)
@@ -189,6 +186,23 @@ func reportToolResults(msgs []Message) string {
 		}
 	}
 	return strings.Join(reports, "\n\n")
+}
+
+// headAndTail shortens a long output to its first and last lines, about n bytes each, so that
+// the end of a long command's output — where errors and results usually are — stays visible.
+func headAndTail(out string, n int) string {
+	if len(out) <= 2*n+200 {
+		return out
+	}
+	head := out[:n]
+	if i := strings.LastIndexByte(head, '\n'); i > 0 {
+		head = head[:i]
+	}
+	tail := out[len(out)-n:]
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
+		tail = tail[i+1:]
+	}
+	return strings.ToValidUTF8(head, "") + "\n…\n" + strings.ToValidUTF8(tail, "")
 }
 
 // commandOf finds the bash command of the call a result answers.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -125,6 +126,31 @@ func TestDemoReportsToolResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestDemoShortensALongOutputToItsFirstAndLastLines(t *testing.T) {
+	call := provider.ToolCall{ID: "call_demo_1", Name: "bash", Input: json.RawMessage(`{"command":"seq 1 5000"}`)}
+	text, _, _ := demoRun(t, provider.Request{Tools: allTools, Messages: []provider.Message{
+		{Role: provider.RoleUser, Text: "run: seq 1 5000"},
+		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{call}},
+		{Role: provider.RoleTool, ToolCallID: "call_demo_1", ToolName: "bash", Text: numbered(1, 5000)},
+	}})
+	head, tail, cut := strings.Cut(strings.TrimPrefix(text, "`seq 1 5000` output:\n"), "\n…\n")
+	if !cut || len(text) > 4200 {
+		t.Fatalf("a %d-byte output was reported in %d bytes, cut=%v", len(numbered(1, 5000)), len(text), cut)
+	}
+	if !strings.HasPrefix(numbered(1, 5000), head+"\n") || !strings.HasSuffix(numbered(1, 5000), "\n"+tail+"\n") {
+		t.Errorf("the report is not whole first and last lines: head ends %q, tail starts %q", head[len(head)-10:], tail[:10])
+	}
+}
+
+// numbered is the output of `seq from to`.
+func numbered(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	return b.String()
 }
 
 func TestDemoIsDeterministic(t *testing.T) {

@@ -155,21 +155,18 @@ func subscribe(t *testing.T, b *bus.Bus) *bus.Subscription {
 
 func nextEvent(t *testing.T, sub *bus.Subscription) event {
 	t.Helper()
-	select {
-	case ev, ok := <-sub.Events():
-		if !ok {
-			t.Fatalf("subscription ended: %v", sub.Err())
-		}
-		var e event
-		if err := json.Unmarshal(ev.Payload, &e); err != nil {
-			t.Fatal(err)
-		}
-		e.directory = ev.Directory
-		return e
-	case <-time.After(waitLimit):
-		t.Fatal("no event arrived")
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	ev, err := sub.Next(ctx)
+	if err != nil {
+		t.Fatalf("no event arrived: %v", err)
 	}
-	return event{}
+	var e event
+	if err := json.Unmarshal(ev.Payload, &e); err != nil {
+		t.Fatal(err)
+	}
+	e.directory = ev.Directory
+	return e
 }
 
 func TestTyping(t *testing.T) {

@@ -1,10 +1,12 @@
 package routes
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -27,6 +29,7 @@ type Events struct {
 	WriteTimeout time.Duration
 
 	streams sync.WaitGroup
+	cut     cutStreams
 }
 
 // EventStreamQuery documents the stream's resume parameter.
@@ -64,6 +67,12 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 	if last == "" {
 		last = r.URL.Query().Get("lastEventID")
 	}
+	// A client the server cut off reconnects without a cursor when it cannot send one (OpenCode's
+	// SDK never does): it resumes where its cut stream stopped, as if it had sent Last-Event-ID.
+	who := streamClient(r, global)
+	if last == "" {
+		last = e.cut.take(who, time.Now())
+	}
 	sub, resume, err := e.Bus.Subscribe(last, filter)
 	if err != nil {
 		writeError(w, r, unavailable("the server is shutting down"))
@@ -85,9 +94,15 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 		cursor = last
 	}
 	sw.synthetic(cursor, "server.connected", connected)
+	if resume.Resync {
+		// What the client missed is gone. OpenCode's clients reload their state (sessions, statuses,
+		// agents, providers) when told that the instance was disposed, and ignore resync:true.
+		sw.synthetic("", "server.instance.disposed", map[string]any{"directory": DirectoryOf(r.Context())})
+	}
 	for _, ev := range resume.Replay {
 		sw.event(ev)
 	}
+	st := &stream{sw: sw, sub: sub, who: who, cursor: resume.Cursor}
 
 	if r.ProtoMajor == 1 {
 		if conn, brw, err := http.NewResponseController(w).Hijack(); err == nil {
@@ -97,7 +112,7 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 			go func() {
 				defer e.streams.Done()
 				defer conn.Close()
-				e.pump(sw, sub, nil)
+				e.pump(st, nil)
 			}()
 			_ = brw // its buffers go with the handler; the stream never reads the connection again
 			return
@@ -108,52 +123,124 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 	w.WriteHeader(http.StatusOK)
 	e.streams.Add(1)
 	defer e.streams.Done()
-	e.pump(sw, sub, r.Context().Done())
+	e.pump(st, r.Context().Done())
+}
+
+// stream is one client's SSE connection while it is written.
+type stream struct {
+	sw     *sseWriter
+	sub    *bus.Subscription
+	who    string // streamClient of the request
+	cursor string // the newest event written to the connection
 }
 
 // pump writes the stream until the client is gone, it falls behind, or the bus closes.
-func (e *Events) pump(sw *sseWriter, sub *bus.Subscription, gone <-chan struct{}) {
+func (e *Events) pump(st *stream, gone <-chan struct{}) {
+	sw, sub := st.sw, st.sub
 	defer sub.Close()
 	if sw.flush() != nil {
 		return
 	}
 	heartbeat := time.NewTicker(e.heartbeat())
 	defer heartbeat.Stop()
+	var batch []*bus.Event
 	for {
+		var ended error
 		select {
 		case <-gone:
 			return
 		case <-heartbeat.C:
 			sw.synthetic("", "server.heartbeat", map[string]any{})
-		case ev, ok := <-sub.Events():
-			if !ok {
-				if errors.Is(sub.Err(), bus.ErrClosed) {
-					sw.synthetic("", "server.shutdown", map[string]any{"reason": "the server is shutting down"})
-					if sw.flush() == nil {
-						sw.end()
-					}
-				}
-				return
-			}
-			sw.event(ev)
-			// Drain what is already queued before flushing, so a burst costs one write.
-			for more := true; more; {
-				select {
-				case ev, ok := <-sub.Events():
-					if !ok {
-						more = false
-						continue
-					}
-					sw.event(ev)
-				default:
-					more = false
-				}
+		case <-sub.Ready():
+			// Everything queued goes out in one write, however long the burst.
+			batch, ended = sub.Take(batch[:0])
+			for _, ev := range batch {
+				sw.event(ev)
 			}
 		}
-		if sw.flush() != nil {
+		if errors.Is(ended, bus.ErrClosed) {
+			sw.synthetic("", "server.shutdown", map[string]any{"reason": "the server is shutting down"})
+			if sw.flush() == nil {
+				sw.end()
+			}
 			return
 		}
+		if ended != nil {
+			// Cut off for falling behind: what it had not taken is gone from its queue but still in
+			// the ring, so its reconnection resumes after the last event it was written.
+			e.cut.put(st.who, st.cursor, time.Now())
+			return
+		}
+		if err := sw.flush(); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				e.cut.put(st.who, st.cursor, time.Now()) // the connection took nothing in time
+			}
+			return
+		}
+		if len(batch) > 0 {
+			st.cursor = e.Bus.CursorOf(batch[len(batch)-1])
+		}
 	}
+}
+
+// streamClient identifies a client across its reconnections well enough to resume a stream the
+// server cut: the same address, credentials, user agent and stream.
+func streamClient(r *http.Request, global bool) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	h := sha256.New()
+	for _, part := range []string{host, r.UserAgent(), r.Header.Get("Authorization"), r.Header.Get("Cookie"),
+		r.URL.Query().Get("auth_token"), strconv.FormatBool(global), DirectoryOf(r.Context())} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return string(h.Sum(nil))
+}
+
+// cutStreams remembers, for a while, where the streams the server cut off stopped, so that their
+// clients resume there when they reconnect without a cursor.
+type cutStreams struct {
+	mu     sync.Mutex
+	cursor map[string]cutStream
+}
+
+type cutStream struct {
+	cursor string
+	at     time.Time
+}
+
+// cutMemory is how long a cut stream's cursor is kept: OpenCode's clients reconnect within seconds.
+const cutMemory = 2 * time.Minute
+
+func (c *cutStreams) put(who, cursor string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cursor == nil {
+		c.cursor = map[string]cutStream{}
+	}
+	for k, v := range c.cursor {
+		if now.Sub(v.at) > cutMemory {
+			delete(c.cursor, k)
+		}
+	}
+	c.cursor[who] = cutStream{cursor: cursor, at: now}
+}
+
+// take returns and forgets the cursor of a recently cut stream of this client, or "".
+func (c *cutStreams) take(who string, now time.Time) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.cursor[who]
+	if !ok {
+		return ""
+	}
+	delete(c.cursor, who)
+	if now.Sub(v.at) > cutMemory {
+		return ""
+	}
+	return v.cursor
 }
 
 // responseHead is the status line and headers of a hijacked stream. The body is chunked, as

@@ -40,9 +40,23 @@ type sseClient struct {
 
 func (s *apiServer) openStream(t *testing.T, path, lastEventID string) *sseClient {
 	t.Helper()
+	return s.openStreamAs(t, path, lastEventID, streamOptions{})
+}
+
+// streamOptions shape a test client's stream.
+type streamOptions struct {
+	userAgent string                    // sent instead of Go's own
+	body      func(io.Reader) io.Reader // reads the response body through this (a slow reader)
+}
+
+func (s *apiServer) openStreamAs(t *testing.T, path, lastEventID string, o streamOptions) *sseClient {
+	t.Helper()
 	req := s.newRequest(t, http.MethodGet, path, "")
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	if o.userAgent != "" {
+		req.Header.Set("User-Agent", o.userAgent)
 	}
 	res, err := s.client.Do(req)
 	if err != nil {
@@ -54,10 +68,14 @@ func (s *apiServer) openStream(t *testing.T, path, lastEventID string) *sseClien
 		t.Fatalf("GET %s: %d %s %s", path, res.StatusCode, res.Header.Get("Content-Type"), b)
 	}
 	c := &sseClient{t: t, global: strings.HasPrefix(path, "/global"), body: res.Body, frames: make(chan sseFrame, 4096), done: make(chan struct{})}
+	var body io.Reader = res.Body
+	if o.body != nil {
+		body = o.body(body)
+	}
 	go func() {
 		defer close(c.done)
 		defer close(c.frames)
-		readFrames(res.Body, c.frames)
+		readFrames(body, c.frames)
 	}()
 	t.Cleanup(c.close)
 	return c
@@ -230,6 +248,10 @@ func TestSSEStaleCursorGetsResync(t *testing.T) {
 			if hi.Properties["resync"] != true {
 				t.Fatalf("server.connected = %+v, want resync:true", hi)
 			}
+			// OpenCode's clients reload their state on server.instance.disposed.
+			if _, e := again.next(); e.Type != "server.instance.disposed" || e.Properties["directory"] != s.dir {
+				t.Fatalf("after a resync came %s %v, want server.instance.disposed of %s", e.Type, e.Properties, s.dir)
+			}
 			// Nothing is replayed: the next frame is the next live event.
 			live := s.createSession(t, `{"title":"live"}`)
 			if _, e := again.next(); e.Properties["sessionID"] != live.ID {
@@ -260,11 +282,11 @@ func TestSSEEventStreamIsScopedToItsDirectory(t *testing.T) {
 	}
 }
 
-// TestSSESlowSubscriberIsDroppedWhileAnotherKeepsReceiving connects a real TCP client that never
-// reads: its socket buffers fill, its queue overflows and it is cut off, while a reading client gets
-// every event.
-func TestSSESlowSubscriberIsDroppedWhileAnotherKeepsReceiving(t *testing.T) {
-	s := startAPIServer(t, apiOptions{queue: 8, writeTimeout: time.Second})
+// TestSSEStuckClientIsDroppedAndResumesWhereItWasCut connects a real TCP client that never reads:
+// its socket buffers fill, more than its budget waits, and it is cut off, while a reading client gets
+// every event. Reconnecting without a cursor (as OpenCode's SDK does), it resumes where it was cut.
+func TestSSEStuckClientIsDroppedAndResumesWhereItWasCut(t *testing.T) {
+	s := startAPIServer(t, apiOptions{maxQueued: 256 << 10, writeTimeout: time.Second})
 	host := strings.TrimPrefix(s.base, "http://")
 	stuck, err := net.Dial("tcp", host)
 	if err != nil {
@@ -272,7 +294,7 @@ func TestSSESlowSubscriberIsDroppedWhileAnotherKeepsReceiving(t *testing.T) {
 	}
 	defer stuck.Close()
 	creds := base64.StdEncoding.EncodeToString([]byte(apiUser + ":" + apiPassword))
-	if _, err := fmt.Fprintf(stuck, "GET /event HTTP/1.1\r\nHost: %s\r\nAuthorization: Basic %s\r\n\r\n", host, creds); err != nil {
+	if _, err := fmt.Fprintf(stuck, "GET /event HTTP/1.1\r\nHost: %s\r\nUser-Agent: stuck-client\r\nAuthorization: Basic %s\r\n\r\n", host, creds); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, "the silent client to subscribe", func() bool { return s.bus.Subscribers() == 1 })
@@ -304,4 +326,94 @@ func TestSSESlowSubscriberIsDroppedWhileAnotherKeepsReceiving(t *testing.T) {
 		}
 	}
 	t.Logf("the silent client was dropped after %d events of 64 KiB", published)
+
+	// The client wakes up and reads what its connection still holds, up to the end the server wrote.
+	_ = stuck.SetReadDeadline(time.Now().Add(testenv.Patience))
+	res, err := http.ReadResponse(bufio.NewReader(stuck), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := make(chan sseFrame, 4096)
+	readFrames(res.Body, frames)
+	close(frames)
+	lastSeen := -1
+	for f := range frames {
+		var e eventEnvelope
+		if json.Unmarshal([]byte(f.Data), &e) == nil && e.Type == "test.blob" {
+			lastSeen = int(e.Properties["n"].(float64))
+		}
+	}
+	t.Logf("the cut connection delivered blobs up to %d", lastSeen)
+
+	// It comes back without a cursor, as OpenCode's SDK does: it gets what it never received, in
+	// order and once, then what was published after the cut.
+	back := s.openStreamAs(t, "/event", "", streamOptions{userAgent: "stuck-client"})
+	if _, hi := back.connected(); hi.Properties["resync"] != nil {
+		t.Fatalf("server.connected = %+v, want a plain resume", hi)
+	}
+	for n := lastSeen + 1; n < published; n++ {
+		if _, e := back.next(); e.Type != "test.blob" || e.Properties["n"] != float64(n) {
+			t.Fatalf("resumed frame %s %v, want blob %d", e.Type, e.Properties["n"], n)
+		}
+	}
+	for i := range 20 {
+		if _, e := back.next(); e.Type != "test.after" || e.Properties["n"] != float64(i) {
+			t.Fatalf("resumed frame %s %v, want test.after %d", e.Type, e.Properties["n"], i)
+		}
+	}
+	// A cut stream is resumed once: the next connection of that client starts fresh.
+	fresh := s.openStreamAs(t, "/event", "", streamOptions{userAgent: "stuck-client"})
+	fresh.connected()
+	fresh.quiet()
+}
+
+// TestSSEBurstReachesEveryReaderIncludingASlowOne publishes 10,000 updates as fast as the bus takes
+// them to three readers, one of which reads slowly but steadily: nobody is dropped and every reader
+// ends with the same events in the same order.
+func TestSSEBurstReachesEveryReaderIncludingASlowOne(t *testing.T) {
+	s := startAPIServer(t, apiOptions{})
+	readers := []*sseClient{
+		s.openStream(t, "/event", ""),
+		s.openStream(t, "/global/event", ""),
+		s.openStreamAs(t, "/event", "", streamOptions{body: func(r io.Reader) io.Reader { return &slowReader{r: r, pause: time.Millisecond} }}),
+	}
+	for _, r := range readers {
+		r.connected()
+	}
+	testenv.Eventually(t, "three subscribers", func() bool { return s.bus.Subscribers() == 3 })
+	const updates = 10000
+	for i := range updates {
+		part := map[string]any{"id": fmt.Sprintf("prt_%d", i%16), "text": strings.Repeat("y", i%200), "n": i}
+		if err := s.bus.Publish("", "message.part.updated", map[string]any{"part": part}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, r := range readers {
+		final := map[string]float64{}
+		for i := range updates {
+			_, e := r.nextOfType("message.part.updated")
+			p := e.Properties["part"].(map[string]any)
+			if p["n"] != float64(i) {
+				t.Fatalf("reader %d: update %d carries n=%v", k, i, p["n"])
+			}
+			final[p["id"].(string)] = p["n"].(float64)
+		}
+		if len(final) != 16 || final["prt_15"] != updates-1 {
+			t.Errorf("reader %d ended with %v", k, final)
+		}
+	}
+	if n := s.bus.Subscribers(); n != 3 {
+		t.Fatalf("%d readers still subscribed after the burst, want 3", n)
+	}
+}
+
+// slowReader reads at most 4 KiB at a time with a pause before each read: a healthy but slow client.
+type slowReader struct {
+	r     io.Reader
+	pause time.Duration
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	time.Sleep(s.pause)
+	return s.r.Read(p[:min(len(p), 4<<10)])
 }

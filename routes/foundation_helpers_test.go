@@ -41,9 +41,9 @@ type apiServer struct {
 }
 
 type apiOptions struct {
-	replay, queue int           // bus sizes; 0 keeps the defaults
-	writeTimeout  time.Duration // SSE write timeout; 0 keeps the default
-	noLeakCheck   bool          // benchmarks skip goleak
+	replay, maxQueued int           // bus sizes; 0 keeps the defaults
+	writeTimeout      time.Duration // SSE write timeout; 0 keeps the default
+	noLeakCheck       bool          // benchmarks skip goleak
 }
 
 func startAPIServer(tb testing.TB, o apiOptions) *apiServer {
@@ -57,7 +57,7 @@ func startAPIServer(tb testing.TB, o apiOptions) *apiServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b := bus.New(bus.Options{Replay: o.replay, Queue: o.queue})
+	b := bus.New(bus.Options{Replay: o.replay, MaxQueued: o.maxQueued})
 	svc := session.New(session.Options{DB: db, Bus: b, Version: "test"})
 	a := auth.New(auth.Credentials{Username: apiUser, Password: apiPassword})
 	srv, err := server.Listen(server.Config{

@@ -78,7 +78,7 @@ func TestAFailedWriteEndsTheTurnVisiblyAndTheStreamMatchesTheStore(t *testing.T)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b := bus.New(bus.Options{Queue: 10000})
+			b := bus.New(bus.Options{})
 			builtins := tool.Builtins(tool.Options{})
 			s := New(Options{DB: failingStore{DB: db, fail: c.fail}, Bus: b, Version: "test",
 				Agent: &Agent{Providers: demoOnly{provider.NewDemo()}, Tools: builtins.All}})
@@ -116,9 +116,9 @@ func TestAFailedWriteEndsTheTurnVisiblyAndTheStreamMatchesTheStore(t *testing.T)
 			lastPart := map[string]json.RawMessage{}
 			lastMessage := map[string]json.RawMessage{}
 			var sawError string
-			for done := false; !done; {
-				select {
-				case ev := <-sub.Events():
+			evs, _ := sub.Take(nil)
+			for _, ev := range evs {
+				{
 					var env struct {
 						Type       string `json:"type"`
 						Properties struct {
@@ -146,8 +146,6 @@ func TestAFailedWriteEndsTheTurnVisiblyAndTheStreamMatchesTheStore(t *testing.T)
 					case "session.error":
 						sawError = env.Properties.Error.Data.Message
 					}
-				default:
-					done = true
 				}
 			}
 			if !strings.Contains(sawError, "could not save") || !strings.Contains(sawError, "disk is full") {

@@ -22,7 +22,7 @@ func TestADiskThatFillsMidTurnFailsTheTurnWithAClearMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := bus.New(bus.Options{Queue: 10000})
+	b := bus.New(bus.Options{})
 	builtins := tool.Builtins(tool.Options{})
 	s := New(Options{DB: db, Bus: b, Version: "test", Agent: &Agent{Providers: demoOnly{provider.NewDemo()}, Tools: builtins.All}})
 	t.Cleanup(func() {
@@ -57,17 +57,13 @@ func TestADiskThatFillsMidTurnFailsTheTurnWithAClearMessage(t *testing.T) {
 	if err != nil || reply.Info.Error == nil {
 		t.Fatalf("the turn ended with %v, error %+v: want a failed turn", err, reply.Info.Error)
 	}
-	for done := false; !done; {
-		select {
-		case ev := <-sub.Events():
-			if ev.Type == "session.error" {
-				if !strings.Contains(string(ev.Payload), "database or disk is full") || !strings.Contains(string(ev.Payload), "free some space") {
-					t.Fatalf("session.error without the hint: %s", ev.Payload)
-				}
-				return
+	evs, _ := sub.Take(nil)
+	for _, ev := range evs {
+		if ev.Type == "session.error" {
+			if !strings.Contains(string(ev.Payload), "database or disk is full") || !strings.Contains(string(ev.Payload), "free some space") {
+				t.Fatalf("session.error without the hint: %s", ev.Payload)
 			}
-		default:
-			done = true
+			return
 		}
 	}
 	t.Fatal("no session.error")

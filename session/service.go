@@ -35,6 +35,8 @@ type Service struct {
 	log     *slog.Logger
 	version string
 	now     func() time.Time
+	// updateEvery is Options.UpdateEvery resolved: 0 announces every update.
+	updateEvery time.Duration
 
 	mu       sync.Mutex
 	status   map[string]Status // busy and retrying sessions; idle ones are absent, as OpenCode
@@ -50,6 +52,10 @@ type Options struct {
 	Version string
 	// Agent enables prompting; without it a prompt is refused as Unavailable.
 	Agent *Agent
+	// UpdateEvery bounds how often a streaming part (text, reasoning, a tool's live output) is
+	// announced: at most once per interval, the newest state always (default 40 ms; negative
+	// announces every update).
+	UpdateEvery time.Duration
 }
 
 // New makes a session service over an open store.
@@ -58,14 +64,21 @@ func New(o Options) *Service {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{
-		db:       o.DB,
-		bus:      o.Bus,
-		ids:      id.NewSource(),
-		log:      o.Logger,
-		version:  o.Version,
-		now:      time.Now,
-		status:   make(map[string]Status),
-		projects: make(map[string]string),
+		db:          o.DB,
+		bus:         o.Bus,
+		ids:         id.NewSource(),
+		log:         o.Logger,
+		version:     o.Version,
+		now:         time.Now,
+		status:      make(map[string]Status),
+		projects:    make(map[string]string),
+		updateEvery: o.UpdateEvery,
+	}
+	switch {
+	case s.updateEvery == 0:
+		s.updateEvery = defaultUpdateEvery
+	case s.updateEvery < 0:
+		s.updateEvery = 0
 	}
 	if o.Agent != nil {
 		s.loop = newLoop(*o.Agent)

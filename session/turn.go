@@ -29,6 +29,22 @@ type step struct {
 	calls   []provider.ToolCall
 	reason  string
 	usage   provider.Usage
+
+	// deltas announces the streamed text at a bounded rate; unsent holds what it has not announced
+	// yet, consecutive deltas of one part joined.
+	deltas *coalescer
+	unsent []partDelta
+}
+
+type partDelta struct {
+	part *Part
+	text string
+}
+
+func (s *Service) newStep(dir string, msg *Message) *step {
+	st := &step{s: s, dir: dir, msg: msg}
+	st.deltas = newCoalescer(s.updateEvery, st.publishDeltas)
+	return st
 }
 
 // open starts a streamed text or reasoning part.
@@ -36,19 +52,36 @@ func (st *step) open(kind string) *Part {
 	empty := ""
 	p := &Part{ID: st.s.ids.New(id.Part), SessionID: st.msg.SessionID, MessageID: st.msg.ID, Type: kind,
 		Text: &empty, Time: &PartTime{Start: st.s.nowMS()}}
+	st.deltas.Flush() // the other part's text comes first
 	st.s.publishPart(st.dir, *p)
 	return p
 }
 
+// delta grows a streamed part; its text is announced with the step's other deltas, at a bounded rate.
 func (st *step) delta(p *Part, d string) {
-	*p.Text += d
-	st.s.publish(st.dir, "message.part.delta", map[string]any{
-		"sessionID": p.SessionID, "messageID": p.MessageID, "partID": p.ID, "field": "text", "delta": d,
+	st.deltas.Add(func() {
+		*p.Text += d
+		if n := len(st.unsent); n > 0 && st.unsent[n-1].part == p {
+			st.unsent[n-1].text += d
+			return
+		}
+		st.unsent = append(st.unsent, partDelta{part: p, text: d})
 	})
+}
+
+func (st *step) publishDeltas() {
+	for _, d := range st.unsent {
+		st.s.publish(st.dir, "message.part.delta", map[string]any{
+			"sessionID": d.part.SessionID, "messageID": d.part.MessageID, "partID": d.part.ID, "field": "text", "delta": d.text,
+		})
+	}
+	clear(st.unsent)
+	st.unsent = st.unsent[:0]
 }
 
 // closeStreams finishes the open text and reasoning parts and stores them in one transaction.
 func (st *step) closeStreams(ctx context.Context) error {
+	st.deltas.Close() // every delta is out before the parts' final state
 	var closed []Part
 	for _, pp := range []**Part{&st.rsn, &st.text} {
 		if p := *pp; p != nil {
@@ -204,7 +237,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			s.publishMessage(dir, user)
 			s.setStatus(dir, sid, Status{Type: "busy"})
 		}
-		st := &step{s: s, dir: dir, msg: msg}
+		st := s.newStep(dir, msg)
 		s.publishPart(dir, start)
 		parts := []Part{start}
 
@@ -539,22 +572,26 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 			gate = ag.Permissions.Gate(scope)
 		}
 	}
+	// Live progress (a command's output so far) is announced at a bounded rate, the newest always.
 	var mu sync.Mutex
-	progress := func(pr tool.Progress) {
+	var latest tool.Progress
+	updates := newCoalescer(s.updateEvery, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if p.State.Status != "running" {
 			return
 		}
 		st := *p.State
-		st.Title, st.Metadata = pr.Title, pr.Metadata
+		st.Title, st.Metadata = latest.Title, latest.Metadata
 		p.State = &st
 		s.publishPart(dir, p)
-	}
+	})
+	progress := func(pr tool.Progress) { updates.Add(func() { latest = pr }) }
 	res, err := tl.Run(ctx, &tool.Call{
 		ID: call.ID, SessionID: sess.ID, MessageID: msg.ID, Agent: agent, Dir: dir, Input: input,
 		Gate: gate, Progress: progress, Todos: s,
 	})
+	updates.Close()
 	mu.Lock()
 	defer mu.Unlock()
 	if err != nil {
