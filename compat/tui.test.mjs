@@ -234,3 +234,38 @@ describe('OpenCode\'s terminal UI attached to tandem', { skip: whyNot() }, () =>
     await term.waitFor('the other client\'s reply on the first TUI', /You said: from another client/);
   });
 });
+
+describe('OpenCode\'s terminal UI across a tandem crash', { skip: whyNot() }, () => {
+  let first;
+  let restarted;
+  let term;
+
+  before(async () => {
+    first = await startTandem();
+    term = new Terminal('crash');
+    const env = { ...isolatedHome(first.root, 'tui-home'), TERM: 'xterm-256color', PATH: process.env.PATH };
+    term.start(first.project, env, [opencodeBin, 'attach', first.url, '-u', user, '-p', password]);
+  });
+
+  after(async () => {
+    term?.stop();
+    await restarted?.stop();
+    await first?.kill();
+  });
+
+  test('a turn cut by SIGKILL does not stay busy once tandem is back on the same port', async () => {
+    await term.waitFor('the prompt', /Ask anything/, 90000);
+    await term.type('run: sleep 30');
+    await term.waitFor('the permission dialog', /Permission required/);
+    term.press('Enter');
+    await term.waitFor('the running turn', /esc interrupt/);
+
+    await first.kill();
+    restarted = await startTandem({ root: first.root, port: new URL(first.url).port });
+    // The TUI reconnects without a cursor; the restarted server tells it to reload, and the session
+    // tandem marked interrupted is shown idle again.
+    await term.waitFor('the session to be idle again', { test: (screen) => !/esc interrupt/.test(screen) && /Ask anything|Build/.test(screen) }, 30000);
+    const status = (await restarted.client().session.status()).data;
+    assert.deepEqual(status, {}, 'tandem has no busy session');
+  });
+});

@@ -28,6 +28,11 @@ type Events struct {
 	// WriteTimeout bounds one write to a client; a client that cannot take a frame in time is dropped.
 	WriteTimeout time.Duration
 
+	// RefreshUntil: until then, a connection without a cursor is told to reload its state, as after
+	// a resync. Set at start, before serving, when a crash cut turns off: the clients attached to them
+	// reconnect without a cursor this process can honour, holding a state the restart changed.
+	RefreshUntil time.Time
+
 	streams sync.WaitGroup
 	cut     cutStreams
 }
@@ -94,7 +99,7 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 		cursor = last
 	}
 	sw.synthetic(cursor, "server.connected", connected)
-	if resume.Resync {
+	if resume.Resync || (last == "" && time.Now().Before(e.RefreshUntil)) {
 		// What the client missed is gone. OpenCode's clients reload their state (sessions, statuses,
 		// agents, providers) when told that the instance was disposed, and ignore resync:true.
 		sw.synthetic("", "server.instance.disposed", map[string]any{"directory": DirectoryOf(r.Context())})

@@ -451,12 +451,15 @@ func (s *Service) publishPart(directory string, p Part) {
 // turn goes on once it is answered. Everything else that was running is marked: tool parts become
 // errors and unfinished assistant messages are closed with an error, so nothing is left pending
 // forever. Stored requests whose call cannot be resumed are resolved as cancelled.
-func (s *Service) Recover(ctx context.Context) error {
+//
+// It returns how many turns it found cut off (marked or resumed): their clients, attached before the
+// crash, hold a state the restart changed.
+func (s *Service) Recover(ctx context.Context) (int, error) {
 	var waiting []permission.Request
 	if s.loop != nil && s.loop.agent.Permissions != nil {
 		var err error
 		if waiting, err = s.loop.agent.Permissions.Stored(ctx); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	byCall := map[string]resumePoint{}
@@ -468,7 +471,7 @@ func (s *Service) Recover(ctx context.Context) error {
 	if s.loop != nil && s.loop.agent.Questions != nil {
 		asked, err := s.loop.agent.Questions.Stored(ctx)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for _, q := range asked {
 			if q.Tool != nil {
@@ -478,11 +481,11 @@ func (s *Service) Recover(ctx context.Context) error {
 	}
 	parts, err := s.db.RunningParts(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	msgs, err := s.db.UnfinishedMessages(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	now := s.nowMS()
 	resumed := map[string]resumePoint{} // assistant message ID -> where its turn resumes
@@ -533,7 +536,7 @@ func (s *Service) Recover(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if len(parts)+len(msgs) > len(resumed)*2 {
 		s.log.Warn("marked interrupted work", "tool_parts", len(parts)-len(resumed), "messages", len(msgs)-len(resumed))
@@ -546,7 +549,7 @@ func (s *Service) Recover(ctx context.Context) error {
 		if err := s.resume(ctx, r); err != nil {
 			s.log.Warn("recover: the turn cannot be resumed", "session", r.msg.SessionID, "err", err)
 			if err := s.interrupt(ctx, r, now); err != nil {
-				return err
+				return 0, err
 			}
 			continue
 		}
@@ -559,7 +562,7 @@ func (s *Service) Recover(ctx context.Context) error {
 			s.loop.agent.Permissions.Abandon(req, "the server stopped while this request was waiting, and its tool call cannot be resumed")
 		}
 	}
-	return nil
+	return len(msgs), nil
 }
 
 // unreserve cancels the reserved request of a resume point that its call did not claim.

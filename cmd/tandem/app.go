@@ -171,12 +171,21 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		Agent: &session.Agent{Providers: m.runtime, Tools: m.tools, Permissions: m.perms, Questions: m.questions}})
 	// What a crash left waiting: approvals resume their turns; questions and elicitations, whose
 	// turns (and MCP server processes) did not survive, are ended with their events.
-	for _, end := range []func(context.Context) error{m.sessions.Recover, m.questions.EndInterrupted, m.mcp.EndInterrupted} {
-		if err := end(ctx); err != nil {
-			m.runtime.close()
-			m.db.Close()
-			return nil, err
+	cutOff, err := m.sessions.Recover(ctx)
+	for _, end := range []func(context.Context) error{m.questions.EndInterrupted, m.mcp.EndInterrupted} {
+		if err == nil {
+			err = end(ctx)
 		}
+	}
+	if err != nil {
+		m.runtime.close()
+		m.db.Close()
+		return nil, err
+	}
+	if cutOff > 0 {
+		// Clients attached before the crash come back without a cursor the new process can honour;
+		// for a while, every such connection is told to reload its state.
+		m.events.RefreshUntil = time.Now().Add(2 * time.Minute)
 	}
 	// MCP servers connect in the background so that a slow one never delays readiness; their
 	// status is visible at GET /mcp meanwhile.

@@ -130,6 +130,18 @@ func TestAnApprovalPendingAtACrashResumesItsTurnAfterRestart(t *testing.T) {
 		t.Fatalf("the resumed session's status is %+v, want busy", status)
 	}
 	stream := restarted.events()
+	// A client attached before the crash reconnects without a cursor the new process knows: it is
+	// told to reload its state (OpenCode's clients do on server.instance.disposed).
+	for _, want := range []string{"server.connected", "server.instance.disposed"} {
+		select {
+		case ev := <-stream:
+			if ev.Type != want {
+				t.Fatalf("the restarted server's stream sent %s, want %s", ev.Type, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s within 10s", want)
+		}
+	}
 	var ok bool
 	restarted.post("/permission/"+asked[0].ID+"/reply", map[string]string{"reply": "once"}, &ok)
 
