@@ -97,6 +97,14 @@ func checkID(name, pattern, raw string) error {
 }
 
 func setScalar(f reflect.Value, raw string) error {
+	if f.Kind() == reflect.Pointer { // an optional parameter: nil when absent
+		v := reflect.New(f.Type().Elem())
+		if err := setScalar(v.Elem(), raw); err != nil {
+			return err
+		}
+		f.Set(v)
+		return nil
+	}
 	switch f.Kind() {
 	case reflect.String:
 		f.SetString(raw)

@@ -154,10 +154,15 @@ func (s *Server) sameOrigin(origin string, r *http.Request) bool {
 	return strings.EqualFold(origin, scheme+r.Host)
 }
 
-// scope resolves the request's project directory (?directory= or x-opencode-directory).
+// scope resolves the request's project directory (?directory=, ?location[directory]= or x-opencode-directory).
 func (s *Server) scope(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		dir, err := routes.ResolveDirectory(r.URL.Query().Get("directory"), r.Header.Get("x-opencode-directory"), s.cfg.Directory)
+		q := r.URL.Query()
+		query := q.Get("directory")
+		if query == "" {
+			query = q.Get("location[directory]") // OpenCode's v2 /api/* routes
+		}
+		dir, err := routes.ResolveDirectory(query, r.Header.Get("x-opencode-directory"), s.cfg.Directory)
 		if err != nil {
 			if ok, _ := authenticate(s.cfg.Auth, r); !ok {
 				// Say nothing about the file system to a stranger: authentication answers first.

@@ -19,6 +19,7 @@ import (
 	"tandem/bus"
 	"tandem/discovery"
 	"tandem/errs"
+	"tandem/files"
 	"tandem/mcp"
 	"tandem/mcpserver"
 	"tandem/openapi"
@@ -86,6 +87,7 @@ type services struct {
 	events    *routes.Events
 	tools     func() []tool.Tool
 	mcpHTTP   http.Handler // tandem as an MCP server over Streamable HTTP
+	fileIndex *files.Index // the file lists of the directories clients search
 }
 
 func (s services) api() *routes.API {
@@ -110,6 +112,7 @@ func (s services) api() *routes.API {
 			&routes.Ptys{Manager: s.ptys},
 			&routes.Probes{},
 			&routes.Tools{All: s.tools},
+			&routes.Files{Index: s.fileIndex, ProjectID: projectID},
 		},
 	}
 }
@@ -130,7 +133,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Main{opts: o, log: o.Logger, services: services{version: version, dir: dir, paths: o.Paths}}
+	m := &Main{opts: o, log: o.Logger, services: services{version: version, dir: dir, paths: o.Paths, fileIndex: files.NewIndex()}}
 	m.db, err = store.Open(ctx, filepath.Join(o.Paths.Data, "tandem.db"))
 	if err != nil {
 		var unwritable *store.UnwritableError
