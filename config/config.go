@@ -33,6 +33,10 @@ type Config struct {
 	// user has not trusted the directory (`tandem trust DIR`).
 	Untrusted *Untrusted `json:"-"`
 
+	// StoredKeys names the providers whose API key came from the keys stored through
+	// PUT /auth/{providerID} (Loader.Keys).
+	StoredKeys map[string]bool `json:"-"`
+
 	// Document is the whole merged document, unknown keys included.
 	Document json.RawMessage `json:"-"`
 }

@@ -41,6 +41,7 @@ type Loader struct {
 	env    func(string) string
 	mu     sync.Mutex
 	checks []func(Config) error
+	keys   func() map[string]string
 }
 
 // NewLoader returns a Loader for the project in dir. env looks up environment variables
@@ -58,6 +59,14 @@ func NewLoader(dir string, env func(string) string) *Loader {
 // is reported at the file, line and column that set it. Call it before the Loader is shared.
 func (l *Loader) Check(fn func(Config) error) {
 	l.checks = append(l.checks, fn)
+}
+
+// Keys adds the API keys stored through PUT /auth/{providerID} (provider ID to key) as the
+// highest layer: a stored key replaces the environment's and the files' key of that provider, as
+// the key the user entered last. Keys of providers that are neither built in nor configured are
+// left out. Call it before the Loader is shared.
+func (l *Loader) Keys(fn func() map[string]string) {
+	l.keys = fn
 }
 
 // UserDir is where the user's configuration lives: $XDG_CONFIG_HOME/tandem, by default
@@ -320,9 +329,48 @@ func (l *Loader) environmentLayer() layer {
 	return layer{name: "environment", tree: tree}
 }
 
-// merge deep-merges the layers over each other, adds the environment, and validates the result.
+// keysLayer turns the stored API keys into a layer, and says which providers it sets.
+func (l *Loader) keysLayer(files []layer) (layer, map[string]bool) {
+	ly := layer{name: "stored API keys", tree: map[string]any{}}
+	if l.keys == nil {
+		return ly, nil
+	}
+	builtin := map[string]bool{}
+	for _, e := range envLayer {
+		if e.pointer[0] == "provider" {
+			builtin[e.pointer[1]] = true
+		}
+	}
+	configured := func(id string) bool {
+		for _, f := range files {
+			if providers, ok := f.tree["provider"].(map[string]any); ok {
+				if _, ok := providers[id]; ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	providers := map[string]any{}
+	stored := map[string]bool{}
+	for id, key := range l.keys() {
+		if key == "" || (!builtin[id] && !configured(id)) {
+			continue
+		}
+		providers[id] = map[string]any{"options": map[string]any{"apiKey": key}}
+		stored[id] = true
+	}
+	if len(providers) > 0 {
+		ly.tree["provider"] = providers
+	}
+	return ly, stored
+}
+
+// merge deep-merges the layers over each other, adds the environment and the stored keys, and
+// validates the result.
 func (l *Loader) merge(files []layer) (Config, error) {
-	layers := append(files, l.environmentLayer())
+	keys, stored := l.keysLayer(files)
+	layers := append(files, l.environmentLayer(), keys)
 	merged := map[string]any{}
 	for _, ly := range layers {
 		merged = deepMerge(merged, ly.tree).(map[string]any)
@@ -343,6 +391,7 @@ func (l *Loader) merge(files []layer) (Config, error) {
 		return Config{}, locate(layers, pointer, err.Error())
 	}
 	cfg.Document = doc
+	cfg.StoredKeys = stored
 	for _, ly := range layers {
 		if len(ly.ignored) > 0 {
 			cfg.Untrusted = &Untrusted{Directory: l.dir, File: ly.name, Ignored: ly.ignored}

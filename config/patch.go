@@ -19,8 +19,9 @@ import (
 // configuration. Objects merge key by key, other values replace, and null removes a key (JSON
 // Merge Patch, RFC 7386), so a client can also unset what it set. The file keeps its comments and
 // layout except where values change. The result is validated before anything is written, and the
-// write is atomic: a failed Patch leaves the file as it was.
-func (l *Loader) Patch(patch []byte) (Config, error) {
+// write is atomic: a failed Patch leaves the file as it was. checks run on the merged result after
+// the Loader's own, with the patch as sent (a JSON object), for what only a change is held to.
+func (l *Loader) Patch(patch []byte, checks ...func(patch map[string]any, merged Config) error) (Config, error) {
 	var p any
 	dec := json.NewDecoder(bytes.NewReader(patch))
 	dec.UseNumber()
@@ -57,6 +58,11 @@ func (l *Loader) Patch(patch []byte) (Config, error) {
 	cfg, err := l.merge(layers)
 	if err != nil {
 		return Config{}, err
+	}
+	for _, check := range checks {
+		if err := check(obj, cfg); err != nil {
+			return Config{}, err
+		}
 	}
 	if err := writeAtomic(path, updated); err != nil {
 		return Config{}, err

@@ -286,6 +286,32 @@ func (r *Registry) Model(providerID, modelID string) (ModelInfo, bool) {
 	return ModelInfo{}, false
 }
 
+// CheckModel says why ref ("provider/model") cannot be chosen as a default model, or nil. The
+// provider must be built in, configured or the demo; the model must be one it lists, unless it
+// lists none (a local server whose models are not configured).
+func (r *Registry) CheckModel(ref string) error {
+	providerID, modelID, ok := config.SplitModel(ref)
+	if !ok {
+		return fmt.Errorf("%q must look like \"provider/model\"", ref)
+	}
+	e, ok := r.entries[providerID]
+	if !ok {
+		return fmt.Errorf("%q: there is no provider %q (known: %s); configure provider.%s first", ref, providerID, strings.Join(r.order, ", "), providerID)
+	}
+	if len(e.models) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(e.models))
+	for _, m := range e.models {
+		if m.ID == modelID {
+			return nil
+		}
+		ids = append(ids, m.ID)
+	}
+	return fmt.Errorf("%q: provider %s has no model %q (it lists %s); add it under provider.%s.models to use it",
+		ref, providerID, modelID, strings.Join(ids, ", "), providerID)
+}
+
 // Close releases the providers' idle connections.
 func (r *Registry) Close() {
 	for _, e := range r.entries {

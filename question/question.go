@@ -74,10 +74,11 @@ var ErrDismissed = errors.New("The user dismissed this question")
 // it as the tool's error and can carry on with its own assumptions.
 var ErrTimedOut = errors.New("the question timed out")
 
-// outcome is what resolves a pending question: answers, or a rejection.
+// outcome is what resolves a pending question: answers, or a rejection. A late reply's 409 carries
+// the winning one in this JSON shape, as the reply body was sent: {"answers":[...]} or {"rejected":true}.
 type outcome struct {
-	Answers  []Answer
-	Rejected bool
+	Answers  []Answer `json:"answers,omitempty"`
+	Rejected bool     `json:"rejected,omitempty"`
 }
 
 // Options configure a Service.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
 	"tandem/auth"
@@ -155,7 +156,18 @@ func TestQuestionRoutes(t *testing.T) {
 			t.Fatalf("Ask = %v, %v", r.answers, r.err)
 		}
 		s.expect(t, "GET", "/question", "", 200, "[]")
-		s.expect(t, "POST", "/question/"+qid+"/reply", `{"answers":[["Red"]]}`, 409, "AlreadyResolvedError")
+		late := s.expect(t, "POST", "/question/"+qid+"/reply", `{"answers":[["Red"]]}`, 409, "AlreadyResolvedError")
+		var conflict struct {
+			Data struct {
+				Reply map[string]any `json:"reply"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(late), &conflict); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(map[string]any{"answers": []any{[]any{"Blue"}}}, conflict.Data.Reply); diff != "" {
+			t.Errorf("the 409 names the winning answers in the reply's JSON shape (-want +got):\n%s\nbody: %s", diff, late)
+		}
 	})
 
 	t.Run("a rejected question dismisses the tool call", func(t *testing.T) {

@@ -13,17 +13,32 @@ import (
 	"tandem/tool"
 )
 
-// sessionDiff is the session's changes, one diff per file: the content before the first change
-// and after the last one. It is stored and kept current by each turn; a session without a stored
-// diff (a fork, or one from before diffs were stored) has it folded from its parts once.
-func sessionDiff(ctx context.Context, q store.Tx, sessionID string) (map[string]FileDiff, error) {
-	out := map[string]FileDiff{}
+// fileChange is one file a session changed: its content before the first change and after the
+// last one. It is what is stored and folded; clients get it as a FileDiff (a unified patch).
+type fileChange struct {
+	File   string `json:"file"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+	Status string `json:"status,omitempty"`
+}
+
+// diff is the change in OpenCode's FileDiff shape.
+func (c fileChange) diff() FileDiff {
+	patch, add, del := tool.Patch(c.File, c.Before, c.After)
+	return FileDiff{File: c.File, Patch: patch, Additions: add, Deletions: del, Status: c.Status}
+}
+
+// sessionDiff is the session's changes, one per file. It is stored and kept current by each turn;
+// a session without a stored diff (a fork, or one from before diffs were stored) has it folded
+// from its parts once.
+func sessionDiff(ctx context.Context, q store.Tx, sessionID string) (map[string]fileChange, error) {
+	out := map[string]fileChange{}
 	data, err := q.SessionDiff(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	if data != nil {
-		var list []FileDiff
+		var list []fileChange
 		if err := json.Unmarshal(data, &list); err != nil {
 			return nil, fmt.Errorf("session: stored diff of %s: %w", sessionID, err)
 		}
@@ -43,12 +58,11 @@ func sessionDiff(ctx context.Context, q store.Tx, sessionID string) (map[string]
 		}
 		foldDiffs(out, wp.Parts)
 	}
-	out = withStats(out)
 	return out, storeDiff(ctx, q, sessionID, out)
 }
 
 // addTurnDiff folds a turn's changes into the session's stored diff and returns the result.
-func addTurnDiff(ctx context.Context, q store.Tx, sessionID string, turn map[string]FileDiff) (map[string]FileDiff, error) {
+func addTurnDiff(ctx context.Context, q store.Tx, sessionID string, turn map[string]fileChange) (map[string]fileChange, error) {
 	diff, err := sessionDiff(ctx, q, sessionID)
 	if err != nil || len(turn) == 0 {
 		return diff, err
@@ -59,12 +73,16 @@ func addTurnDiff(ctx context.Context, q store.Tx, sessionID string, turn map[str
 		}
 		diff[file] = d
 	}
-	diff = withStats(diff)
 	return diff, storeDiff(ctx, q, sessionID, diff)
 }
 
-func storeDiff(ctx context.Context, q store.Sessions, sessionID string, diff map[string]FileDiff) error {
-	data, err := json.Marshal(diffList(diff))
+func storeDiff(ctx context.Context, q store.Sessions, sessionID string, diff map[string]fileChange) error {
+	list := make([]fileChange, 0, len(diff))
+	for _, d := range diff {
+		list = append(list, d)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].File < list[j].File })
+	data, err := json.Marshal(list)
 	if err != nil {
 		return err
 	}
@@ -72,7 +90,7 @@ func storeDiff(ctx context.Context, q store.Sessions, sessionID string, diff map
 }
 
 // foldDiffs adds the file changes of completed tool parts (their metadata.filediff) to diffs.
-func foldDiffs(diffs map[string]FileDiff, parts []Part) {
+func foldDiffs(diffs map[string]fileChange, parts []Part) {
 	for _, p := range parts {
 		if p.Type != "tool" || p.State == nil || p.State.Status != "completed" {
 			continue
@@ -89,7 +107,7 @@ func foldDiffs(diffs map[string]FileDiff, parts []Part) {
 		}
 		d, seen := diffs[file]
 		if !seen {
-			d = FileDiff{File: file, Before: before, Status: "modified"}
+			d = fileChange{File: file, Before: before, Status: "modified"}
 			if before == "" {
 				d.Status = "added"
 			}
@@ -99,19 +117,11 @@ func foldDiffs(diffs map[string]FileDiff, parts []Part) {
 	}
 }
 
-// withStats fills in the line counts of each folded diff.
-func withStats(diffs map[string]FileDiff) map[string]FileDiff {
-	for file, d := range diffs {
-		d.Additions, d.Deletions = tool.DiffStat(d.Before, d.After)
-		diffs[file] = d
-	}
-	return diffs
-}
-
-func diffList(m map[string]FileDiff) []FileDiff {
+// diffList is the changes as FileDiffs, in file order.
+func diffList(m map[string]fileChange) []FileDiff {
 	list := make([]FileDiff, 0, len(m))
-	for _, d := range m {
-		list = append(list, d)
+	for _, c := range m {
+		list = append(list, c.diff())
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].File < list[j].File })
 	return list
@@ -133,7 +143,7 @@ func (s *Service) Diff(ctx context.Context, sessionID, messageID string) ([]File
 		}
 		return []FileDiff{}, nil
 	}
-	var diff map[string]FileDiff
+	var diff map[string]fileChange
 	err := s.db.Tx(ctx, func(q store.Tx) error {
 		var err error
 		diff, err = sessionDiff(ctx, q, sessionID)

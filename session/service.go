@@ -177,7 +177,7 @@ func (s *Service) create(ctx context.Context, q store.Tx, sess Session, withDiff
 		return err
 	}
 	if withDiff {
-		return storeDiff(ctx, q, sess.ID, map[string]FileDiff{})
+		return storeDiff(ctx, q, sess.ID, map[string]fileChange{})
 	}
 	return nil
 }

@@ -170,7 +170,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 	var reply WithParts
 	var turnCost float64
 	var turnTokens Tokens
-	turnDiff := map[string]FileDiff{}
+	turnDiff := map[string]fileChange{}
 	if r := t.resume; r != nil {
 		// A turn that waited for an approval when the server stopped: finish that step first.
 		msg := r.msg
@@ -296,7 +296,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 func (s *Service) commitStep(ctx context.Context, dir string, msg *Message, parts *[]Part, reason string, cost float64, tokens Tokens) error {
 	finish := Part{ID: s.ids.New(id.Part), SessionID: msg.SessionID, MessageID: msg.ID, Type: "step-finish",
 		Reason: reason, Cost: &cost, Tokens: &tokens}
-	stepDiff := map[string]FileDiff{}
+	stepDiff := map[string]fileChange{}
 	foldDiffs(stepDiff, *parts)
 	msg.Finish, msg.Cost, msg.Tokens = reason, &cost, &tokens
 	finished := *msg
@@ -441,16 +441,16 @@ func (s *Service) failTurn(ctx context.Context, dir string, msg *Message, parts 
 		reply = WithParts{Info: *msg, Parts: parts}
 	}
 	s.publish(dir, "session.error", map[string]any{"sessionID": sid, "error": me})
-	s.finishTurn(keep, dir, sid, user, map[string]FileDiff{}, 0, Tokens{})
+	s.finishTurn(keep, dir, sid, user, map[string]fileChange{}, 0, Tokens{})
 	return reply, nil
 }
 
 // finishTurn closes a turn the way OpenCode does: idle status, session.idle, the session and its
 // diff. The session's totals and the user message's summary are one write.
-func (s *Service) finishTurn(ctx context.Context, dir, sid string, user Message, turnDiff map[string]FileDiff, cost float64, tokens Tokens) {
+func (s *Service) finishTurn(ctx context.Context, dir, sid string, user Message, turnDiff map[string]fileChange, cost float64, tokens Tokens) {
 	var sess Session
 	var list []FileDiff
-	user.Summary = &MessageSummary{Diffs: diffList(withStats(turnDiff))}
+	user.Summary = &MessageSummary{Diffs: diffList(turnDiff)}
 	err := s.db.Tx(ctx, func(q store.Tx) error {
 		diff, err := sessionDiff(ctx, q, sid)
 		if err != nil {

@@ -80,14 +80,39 @@ type TokensCache struct {
 	Write int64 `json:"write"`
 }
 
-// FileDiff is OpenCode's SnapshotFileDiff: one file a session changed.
+// FileDiff is OpenCode's SnapshotFileDiff: one file a session changed, as a unified patch.
 type FileDiff struct {
 	File      string `json:"file"`
-	Before    string `json:"before"`
-	After     string `json:"after"`
+	Patch     string `json:"patch"`
 	Additions int    `json:"additions"`
 	Deletions int    `json:"deletions"`
-	Status    string `json:"status,omitempty"`
+	Status    string `json:"status,omitempty" enum:"added,deleted,modified"`
+}
+
+// UnmarshalJSON reads a FileDiff, including the {before, after} shape that tandem stored in
+// message summaries before it sent patches: the patch is made from the two texts.
+func (d *FileDiff) UnmarshalJSON(b []byte) error {
+	type plain FileDiff
+	var v struct {
+		plain
+		Before *string `json:"before"`
+		After  *string `json:"after"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*d = FileDiff(v.plain)
+	if d.Patch == "" && (v.Before != nil || v.After != nil) {
+		*d = fileChange{File: d.File, Before: deref(v.Before), After: deref(v.After), Status: d.Status}.diff()
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // Role says who wrote a message.

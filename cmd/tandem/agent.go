@@ -62,7 +62,7 @@ func (rt *agentRuntime) Load(dir string) (config.Config, error) { return rt.load
 // Patch writes a patch to dir's project file; for the server's own directory the new providers and
 // rules take effect for the next turn.
 func (rt *agentRuntime) Patch(dir string, patch []byte) (config.Config, error) {
-	cfg, err := rt.loader(dir).Patch(patch)
+	cfg, err := rt.loader(dir).Patch(patch, checkModels)
 	if err != nil {
 		return config.Config{}, err
 	}
@@ -122,4 +122,31 @@ func (rt *agentRuntime) close() {
 	if r := rt.Registry(); r != nil {
 		r.Close()
 	}
+}
+
+// checkModels refuses a patch that sets a default model no provider offers, so that a typo never
+// becomes the model every new session fails with. Models already in the files are not judged: a
+// model a provider stopped listing must not keep the server from starting or other keys from
+// being changed.
+func checkModels(patch map[string]any, cfg config.Config) error {
+	var refs []struct{ key, value string }
+	for _, key := range []string{"model", "small_model"} {
+		if value, set := patch[key].(string); set {
+			refs = append(refs, struct{ key, value string }{key, value})
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	reg, err := provider.NewRegistry(cfg, nil)
+	if err != nil {
+		return errs.E(errs.Invalid, "%v", err)
+	}
+	defer reg.Close()
+	for _, r := range refs {
+		if err := reg.CheckModel(r.value); err != nil {
+			return errs.Named(errs.Invalid, "ConfigInvalidError", "%s %v", r.key, err)
+		}
+	}
+	return nil
 }

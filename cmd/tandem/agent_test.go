@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -708,8 +709,20 @@ func TestWriteShowsInTheSessionDiff(t *testing.T) {
 	}
 	var diff []session.FileDiff
 	td.call(t, http.MethodGet, "/session/"+sid+"/diff", "", http.StatusOK, &diff)
-	if len(diff) != 1 || !strings.HasSuffix(diff[0].File, "todo.txt") || diff[0].After != "buy milk\n" || diff[0].Additions != 1 {
+	if len(diff) != 1 || !strings.HasSuffix(diff[0].File, "todo.txt") || diff[0].Status != "added" || diff[0].Additions != 1 || diff[0].Deletions != 0 ||
+		!strings.Contains(diff[0].Patch, "+++ "+diff[0].File+"\n@@ -0,0 +1,1 @@\n+buy milk\n") {
 		t.Fatalf("session diff %+v", diff)
+	}
+	// OpenCode's FileDiff is {file, patch, additions, deletions, status} and nothing else.
+	_, body := td.request(t, http.MethodGet, "/session/"+sid+"/diff", "")
+	var raw []map[string]any
+	if err := json.Unmarshal(body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for k := range raw[0] {
+		if !slices.Contains([]string{"file", "patch", "additions", "deletions", "status"}, k) {
+			t.Errorf("the session diff carries %q, which OpenCode's FileDiff forbids: %s", k, body)
+		}
 	}
 	msgs := td.messages(t, sid)
 	td.call(t, http.MethodGet, "/session/"+sid+"/diff?messageID="+msgs[0].Info.ID, "", http.StatusOK, &diff)
