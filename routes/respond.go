@@ -13,13 +13,22 @@ import (
 	"tandem/errs"
 )
 
+// encodedJSON is a response body that is JSON already: stored documents passed through as they are.
+type encodedJSON []byte
+
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		writeError(w, r, fmt.Errorf("encode response: %w", err))
-		return
+	body, ok := v.(encodedJSON)
+	if !ok {
+		var err error
+		if body, err = json.Marshal(v); err != nil {
+			writeError(w, r, fmt.Errorf("encode response: %w", err))
+			return
+		}
 	}
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	// With a length, net/http sends the body as it is instead of in chunks.
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

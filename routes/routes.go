@@ -112,6 +112,13 @@ func (o Op) doc(description string, errors ...int) Op {
 	return o
 }
 
+// answers documents the success body as v's type, for a handler that returns it encoded already
+// (encodedJSON).
+func (o Op) answers(v any) Op {
+	o.Response = v
+	return o
+}
+
 func (o Op) public() Op {
 	o.Auth = AuthPublic
 	o.Public = true

@@ -102,14 +102,14 @@ func (s *Sessions) Ops() []Op {
 		op(http.MethodPost, "/session/{sessionID}/fork", "session.fork", "Fork session", func(c *Call, in *SessionFork) (session.Session, error) {
 			return s.Service.Fork(c.Ctx(), in.SessionID, in.ForkInput)
 		}).doc("A new session with the messages before messageID (all when absent), titled \"<title> (fork #n)\".", 404, 415),
-		op(http.MethodGet, "/session/{sessionID}/message", "session.messages", "Get session messages", func(c *Call, in *MessageListQuery) ([]session.WithParts, error) {
-			page, err := s.Service.Messages(c.Ctx(), in.SessionID, session.MessagesInput{Limit: in.Limit, Before: in.Before})
+		op(http.MethodGet, "/session/{sessionID}/message", "session.messages", "Get session messages", func(c *Call, in *MessageListQuery) (encodedJSON, error) {
+			body, next, err := s.Service.MessagesJSON(c.Ctx(), in.SessionID, session.MessagesInput{Limit: in.Limit, Before: in.Before})
 			if err != nil {
 				return nil, err
 			}
-			setNextPage(c, page.NextCursor)
-			return page.Items, nil
-		}).doc("Oldest first. With limit, the newest N and a cursor to the older ones.", 404),
+			setNextPage(c, next)
+			return body, nil
+		}).answers(&[]session.WithParts{}).doc("Oldest first. With limit, the newest N and a cursor to the older ones.", 404),
 		op(http.MethodGet, "/session/{sessionID}/message/{messageID}", "session.message", "Get message", func(c *Call, in *MessagePath) (session.WithParts, error) {
 			return s.Service.Message(c.Ctx(), in.SessionID, in.MessageID)
 		}).doc("", 404),

@@ -42,6 +42,8 @@ type Service struct {
 	status   map[string]Status // busy and retrying sessions; idle ones are absent, as OpenCode
 	projects map[string]string // directory -> project ID
 	loop     *loop             // the prompt loop; nil without Options.Agent
+
+	histories histories // the start of each recent session's provider history, kept between turns
 }
 
 // Options configure a Service.
@@ -388,6 +390,7 @@ func (s *Service) Delete(ctx context.Context, sessionID string) error {
 		}
 	}
 	s.abortAndWait(sessionID)
+	s.histories.drop(sessionID)
 	if err := s.db.DeleteSession(ctx, sessionID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.E(errs.NotFound, "Session not found: %s", sessionID)
@@ -419,30 +422,11 @@ func (s *Service) Messages(ctx context.Context, sessionID string, in MessagesInp
 
 // messages is Messages for callers that already know the session exists.
 func (s *Service) messages(ctx context.Context, sessionID string, in MessagesInput) (Page[WithParts], error) {
-	if in.Limit < 0 {
-		return Page[WithParts]{}, errs.E(errs.Invalid, "limit: must not be negative")
-	}
-	q := store.MessageQuery{SessionID: sessionID}
-	if in.Limit > 0 {
-		q.Limit = in.Limit + 1
-	}
-	if in.Before != "" {
-		var c messageCursor
-		if err := decodeCursor(in.Before, &c); err != nil || !id.Valid(id.Message, c.ID) {
-			return Page[WithParts]{}, errs.Named(errs.Invalid, "InvalidCursorError", "before: not a cursor this server issued")
-		}
-		q.BeforeCreated, q.BeforeID = c.Created, c.ID
-	}
-	msgs, parts, err := s.db.ListMessages(ctx, q)
+	msgs, parts, next, err := s.messageRows(ctx, s.db, sessionID, in)
 	if err != nil {
 		return Page[WithParts]{}, err
 	}
-	var page Page[WithParts]
-	if in.Limit > 0 && len(msgs) > in.Limit {
-		msgs = msgs[len(msgs)-in.Limit:]
-		page.NextCursor = encodeCursor(messageCursor{ID: msgs[0].ID, Created: msgs[0].Created})
-	}
-	page.Items = make([]WithParts, 0, len(msgs))
+	page := Page[WithParts]{NextCursor: next, Items: make([]WithParts, 0, len(msgs))}
 	for _, m := range msgs {
 		wp, err := decodeWithParts(m, parts[m.ID])
 		if err != nil {
@@ -451,6 +435,83 @@ func (s *Service) messages(ctx context.Context, sessionID string, in MessagesInp
 		page.Items = append(page.Items, wp)
 	}
 	return page, nil
+}
+
+// MessagesJSON is Messages encoded for the wire, a JSON array of {info, parts}: the stored
+// documents are passed through as they are, never decoded and encoded again.
+func (s *Service) MessagesJSON(ctx context.Context, sessionID string, in MessagesInput) (body []byte, nextCursor string, err error) {
+	if err := s.exists(ctx, sessionID); err != nil {
+		return nil, "", err
+	}
+	msgs, parts, next, err := s.messageRows(ctx, s.db, sessionID, in)
+	if err != nil {
+		return nil, "", err
+	}
+	size := 2
+	for _, m := range msgs {
+		size += len(m.Data) + len(`{"info":,"parts":[]},`)
+		for _, p := range parts[m.ID] {
+			size += len(p.Data) + 1
+		}
+	}
+	body = make([]byte, 0, size)
+	body = append(body, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, `{"info":`...)
+		body = append(body, m.Data...)
+		body = append(body, `,"parts":[`...)
+		for j, p := range parts[m.ID] {
+			if j > 0 {
+				body = append(body, ',')
+			}
+			body = append(body, p.Data...)
+		}
+		body = append(body, "]}"...)
+	}
+	return append(body, ']'), next, nil
+}
+
+// exists checks a session ID and that the session is stored, without decoding it.
+func (s *Service) exists(ctx context.Context, sessionID string) error {
+	if !id.Valid(id.Session, sessionID) {
+		return errs.E(errs.Invalid, "malformed session ID %q", sessionID)
+	}
+	_, err := s.db.GetSession(ctx, sessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return errs.E(errs.NotFound, "Session not found: %s", sessionID)
+	}
+	return err
+}
+
+// messageRows reads one page of stored messages and their parts, and the cursor to the older ones.
+func (s *Service) messageRows(ctx context.Context, q store.Messages, sessionID string, in MessagesInput) ([]store.Message, map[string][]store.Part, string, error) {
+	if in.Limit < 0 {
+		return nil, nil, "", errs.E(errs.Invalid, "limit: must not be negative")
+	}
+	mq := store.MessageQuery{SessionID: sessionID}
+	if in.Limit > 0 {
+		mq.Limit = in.Limit + 1
+	}
+	if in.Before != "" {
+		var c messageCursor
+		if err := decodeCursor(in.Before, &c); err != nil || !id.Valid(id.Message, c.ID) {
+			return nil, nil, "", errs.Named(errs.Invalid, "InvalidCursorError", "before: not a cursor this server issued")
+		}
+		mq.BeforeCreated, mq.BeforeID = c.Created, c.ID
+	}
+	msgs, parts, err := q.ListMessages(ctx, mq)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	next := ""
+	if in.Limit > 0 && len(msgs) > in.Limit {
+		msgs = msgs[len(msgs)-in.Limit:]
+		next = encodeCursor(messageCursor{ID: msgs[0].ID, Created: msgs[0].Created})
+	}
+	return msgs, parts, next, nil
 }
 
 // Message returns one message with its parts.

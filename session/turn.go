@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -617,48 +616,6 @@ func orEmpty(m map[string]any) map[string]any {
 type allowAll struct{}
 
 func (allowAll) Check(context.Context, tool.Ask) error { return nil }
-
-// history turns the stored conversation up to the turn's user message into provider messages.
-// Prompts queued behind this turn are already stored, and stay out of its history.
-func (s *Service) history(ctx context.Context, sessionID, upTo string) ([]provider.Message, error) {
-	page, err := s.messages(ctx, sessionID, MessagesInput{})
-	if err != nil {
-		return nil, err
-	}
-	var out []provider.Message
-	included := map[string]bool{}
-	reached := false
-	for _, wp := range page.Items {
-		switch wp.Info.Role {
-		case RoleUser:
-			if reached {
-				continue
-			}
-			included[wp.Info.ID] = true
-			reached = wp.Info.ID == upTo
-			var b strings.Builder
-			for _, p := range wp.Parts {
-				switch p.Type {
-				case "text":
-					if p.Text != nil && !p.Ignored {
-						if b.Len() > 0 {
-							b.WriteString("\n")
-						}
-						b.WriteString(*p.Text)
-					}
-				case "file":
-					b.WriteString("\n[attached file: " + p.Filename + " (" + p.Mime + ") " + p.URL + "]")
-				}
-			}
-			out = append(out, provider.Message{Role: provider.RoleUser, Text: b.String()})
-		case RoleAssistant:
-			if included[wp.Info.ParentID] {
-				out = appendStep(out, wp.Parts)
-			}
-		}
-	}
-	return out, nil
-}
 
 // appendStep adds one assistant step — its text, its finished tool calls and their results — to
 // a provider history.

@@ -25,6 +25,7 @@ type Messages interface {
 	ListMessages(ctx context.Context, q MessageQuery) ([]Message, map[string][]Part, error)
 	GetMessage(ctx context.Context, sessionID, messageID string) (Message, []Part, error)
 	MessageCursor(ctx context.Context, sessionID, messageID string) (int64, error)
+	CountMessagesBefore(ctx context.Context, sessionID string, created int64, messageID string) (int, error)
 	RunningParts(ctx context.Context) ([]Part, error)
 	UnfinishedMessages(ctx context.Context) ([]Message, error)
 }

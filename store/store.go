@@ -5,6 +5,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"embed"
@@ -342,75 +343,84 @@ func (s *Queries) PutPart(ctx context.Context, p Part) error {
 }
 
 // MessageQuery pages through a session's messages: the newest Limit messages older than Before
-// (by created time, then ID), returned oldest first as OpenCode returns them.
+// (by created time, then ID), returned oldest first as OpenCode returns them. From, when set, keeps
+// only the messages at or after that position (a reader that has the ones before already).
 type MessageQuery struct {
 	SessionID     string
 	Limit         int // 0: all
 	BeforeCreated int64
 	BeforeID      string
+	FromCreated   int64
+	FromID        string
 }
 
-// ListMessages returns the messages matching q, oldest first, each with its parts.
+// ListMessages returns the messages matching q, oldest first, each with its parts. It is one
+// query: the page's messages joined with their parts, in the order they are sent.
 func (s *Queries) ListMessages(ctx context.Context, q MessageQuery) ([]Message, map[string][]Part, error) {
-	query := `SELECT id, session_id, created, data FROM messages WHERE session_id = ?`
+	var b strings.Builder
+	b.WriteString(`SELECT m.id, m.created, m.data, p.id, p.data FROM messages m LEFT JOIN parts p ON p.message_id = m.id
+		WHERE m.session_id = ?`)
 	args := []any{q.SessionID}
 	if q.BeforeID != "" {
-		query += ` AND (created < ? OR (created = ? AND id < ?))`
+		b.WriteString(` AND (m.created < ? OR (m.created = ? AND m.id < ?))`)
 		args = append(args, q.BeforeCreated, q.BeforeCreated, q.BeforeID)
 	}
-	query += ` ORDER BY created DESC, id DESC`
+	if q.FromID != "" {
+		b.WriteString(` AND (m.created > ? OR (m.created = ? AND m.id >= ?))`)
+		args = append(args, q.FromCreated, q.FromCreated, q.FromID)
+	}
 	if q.Limit > 0 {
-		query += " LIMIT ?"
+		// The oldest of the newest Limit messages bounds the page, so that the page is one range
+		// of the messages index.
+		b.WriteString(` AND (m.created, m.id) >= (SELECT created, id FROM (SELECT created, id FROM messages WHERE session_id = ?`)
+		args = append(args, q.SessionID)
+		if q.BeforeID != "" {
+			b.WriteString(` AND (created < ? OR (created = ? AND id < ?))`)
+			args = append(args, q.BeforeCreated, q.BeforeCreated, q.BeforeID)
+		}
+		b.WriteString(` ORDER BY created DESC, id DESC LIMIT ?) ORDER BY created, id LIMIT 1)`)
 		args = append(args, q.Limit)
 	}
-	rows, err := s.query(ctx, query, args...)
+	b.WriteString(` ORDER BY m.created, m.id, p.id`)
+	rows, err := s.query(ctx, b.String(), args...)
 	if err != nil {
 		return nil, nil, wrap("list messages", err)
 	}
+	defer rows.Close()
 	var msgs []Message
+	parts := map[string][]Part{}
+	var (
+		mID      string
+		mCreated int64
+		mData    sql.RawBytes
+		pID      sql.NullString
+		pData    []byte
+	)
 	for rows.Next() {
-		var m Message
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Created, &m.Data); err != nil {
-			rows.Close()
+		if err := rows.Scan(&mID, &mCreated, &mData, &pID, &pData); err != nil {
 			return nil, nil, wrap("list messages", err)
 		}
-		msgs = append(msgs, m)
+		// A message comes once per part: its document is copied the first time only.
+		if n := len(msgs); n == 0 || msgs[n-1].ID != mID {
+			msgs = append(msgs, Message{ID: mID, SessionID: q.SessionID, Created: mCreated, Data: bytes.Clone(mData)})
+		}
+		if pID.Valid {
+			parts[mID] = append(parts[mID], Part{ID: pID.String, MessageID: mID, SessionID: q.SessionID, Data: pData})
+		}
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, nil, wrap("list messages", err)
 	}
-	for i, j := 0, len(msgs)-1; i < j; i, j = i+1, j-1 {
-		msgs[i], msgs[j] = msgs[j], msgs[i]
-	}
-	parts, err := s.partsOf(ctx, q.SessionID, msgs)
-	return msgs, parts, err
+	return msgs, parts, nil
 }
 
-func (s *Queries) partsOf(ctx context.Context, sessionID string, msgs []Message) (map[string][]Part, error) {
-	out := make(map[string][]Part, len(msgs))
-	if len(msgs) == 0 {
-		return out, nil
-	}
-	want := make(map[string]bool, len(msgs))
-	for _, m := range msgs {
-		want[m.ID] = true
-	}
-	rows, err := s.query(ctx, `SELECT id, message_id, session_id, data FROM parts WHERE session_id = ? ORDER BY message_id, id`, sessionID)
-	if err != nil {
-		return nil, wrap("list parts", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var p Part
-		if err := rows.Scan(&p.ID, &p.MessageID, &p.SessionID, &p.Data); err != nil {
-			return nil, wrap("list parts", err)
-		}
-		if want[p.MessageID] {
-			out[p.MessageID] = append(out[p.MessageID], p)
-		}
-	}
-	return out, wrap("list parts", rows.Err())
+// CountMessagesBefore counts a session's messages before a position (created time, then ID): a
+// reader that keeps what it read checks with it that nothing was inserted among them since.
+func (s *Queries) CountMessagesBefore(ctx context.Context, sessionID string, created int64, messageID string) (int, error) {
+	var n int
+	err := s.queryRow(ctx, `SELECT COUNT(*) FROM messages WHERE session_id = ? AND (created < ? OR (created = ? AND id < ?))`,
+		sessionID, created, created, messageID).Scan(&n)
+	return n, wrap("count messages", err)
 }
 
 // GetMessage returns one message of a session with its parts, or ErrNotFound.

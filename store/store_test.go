@@ -188,6 +188,10 @@ func TestMessagePaging(t *testing.T) {
 			}
 		}
 	}
+	// A message without parts (an aborted reply) is listed too.
+	if err := db.PutMessage(ctx, store.Message{ID: "msg_5", SessionID: "ses_a", Created: 103, Data: []byte(`{"n":5}`)}); err != nil {
+		t.Fatal(err)
+	}
 	msgIDs := func(ms []store.Message) string {
 		var out []string
 		for _, m := range ms {
@@ -200,10 +204,13 @@ func TestMessagePaging(t *testing.T) {
 		q    store.MessageQuery
 		want string
 	}{
-		{"all, oldest first", store.MessageQuery{SessionID: "ses_a"}, "[msg_0 msg_1 msg_2 msg_3 msg_4]"},
-		{"the newest two", store.MessageQuery{SessionID: "ses_a", Limit: 2}, "[msg_3 msg_4]"},
+		{"all, oldest first", store.MessageQuery{SessionID: "ses_a"}, "[msg_0 msg_1 msg_2 msg_3 msg_4 msg_5]"},
+		{"the newest two", store.MessageQuery{SessionID: "ses_a", Limit: 2}, "[msg_4 msg_5]"},
+		{"a limit larger than the session is all of it", store.MessageQuery{SessionID: "ses_a", Limit: 50}, "[msg_0 msg_1 msg_2 msg_3 msg_4 msg_5]"},
 		{"two before msg_3, across a created-time tie", store.MessageQuery{SessionID: "ses_a", Limit: 2, BeforeCreated: 101, BeforeID: "msg_3"}, "[msg_1 msg_2]"},
 		{"everything before msg_1", store.MessageQuery{SessionID: "ses_a", BeforeCreated: 100, BeforeID: "msg_1"}, "[msg_0]"},
+		{"from msg_3 on, across a created-time tie", store.MessageQuery{SessionID: "ses_a", FromCreated: 101, FromID: "msg_3"}, "[msg_3 msg_4 msg_5]"},
+		{"from msg_1 up to msg_3", store.MessageQuery{SessionID: "ses_a", FromCreated: 100, FromID: "msg_1", BeforeCreated: 101, BeforeID: "msg_3"}, "[msg_1 msg_2]"},
 		{"another session has none", store.MessageQuery{SessionID: "ses_none"}, "[]"},
 	}
 	for _, tt := range tests {
@@ -217,7 +224,13 @@ func TestMessagePaging(t *testing.T) {
 			}
 			for _, m := range msgs {
 				ps := parts[m.ID]
-				if len(ps) != 2 || ps[0].ID > ps[1].ID {
+				if m.ID == "msg_5" {
+					if len(ps) != 0 || string(m.Data) != `{"n":5}` {
+						t.Errorf("msg_5: %s with parts %+v, want its document and no parts", m.Data, ps)
+					}
+					continue
+				}
+				if len(ps) != 2 || ps[0].ID > ps[1].ID || ps[0].MessageID != m.ID || ps[0].SessionID != "ses_a" {
 					t.Errorf("parts of %s: %+v, want two in ID order", m.ID, ps)
 				}
 			}
@@ -232,6 +245,15 @@ func TestMessagePaging(t *testing.T) {
 	}
 	if c, err := db.MessageCursor(ctx, "ses_a", "msg_4"); err != nil || c != 102 {
 		t.Errorf("MessageCursor = %d, %v", c, err)
+	}
+	for _, c := range []struct {
+		created int64
+		id      string
+		want    int
+	}{{100, "msg_0", 0}, {101, "msg_3", 3}, {101, "msg_9", 4}, {200, "msg_0", 6}} {
+		if n, err := db.CountMessagesBefore(ctx, "ses_a", c.created, c.id); err != nil || n != c.want {
+			t.Errorf("CountMessagesBefore(%d, %s) = %d, %v; want %d", c.created, c.id, n, err, c.want)
+		}
 	}
 }
 

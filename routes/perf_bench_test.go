@@ -1,0 +1,271 @@
+package routes_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"tandem/id"
+	"tandem/session"
+	"tandem/store"
+)
+
+// fillSession stores n messages in one session the way turns store them: user messages with one
+// text part, assistant messages with step-start, text, a completed tool call (every other one) and
+// step-finish. It returns the session's ID.
+func fillSession(tb testing.TB, s *apiServer, n int) string {
+	tb.Helper()
+	sess := s.createSession(tb, `{"title":"paging"}`)
+	ids := id.NewSource()
+	ctx := context.Background()
+	put := func(q store.Tx, v any, row func([]byte) error) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := row(data); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	err := s.db.Tx(ctx, func(q store.Tx) error {
+		created := time.Now().UnixMilli() - int64(n)
+		parent := ""
+		for i := range n {
+			created++
+			m := session.Message{ID: ids.New(id.Message), SessionID: sess.ID, Role: session.RoleUser, Agent: "build",
+				Time: session.MessageTime{Created: created}}
+			var parts []session.Part
+			part := func(p session.Part) {
+				p.ID, p.SessionID, p.MessageID = ids.New(id.Part), sess.ID, m.ID
+				parts = append(parts, p)
+			}
+			text := fmt.Sprintf("message %d: a few words of text, about as long as a short prompt or answer is", i)
+			if i%2 == 0 {
+				m.Model = &session.MessageModel{ProviderID: "demo", ModelID: "demo"}
+				m.Summary = &session.MessageSummary{Diffs: []session.FileDiff{}}
+				parent = m.ID
+				part(session.Part{Type: "text", Text: &text})
+			} else {
+				cost := 0.0
+				m.Role, m.ParentID, m.ModelID, m.ProviderID, m.Mode = session.RoleAssistant, parent, "demo", "demo", "build"
+				m.Path = &session.MessagePath{Cwd: s.dir, Root: s.dir}
+				m.Cost, m.Tokens, m.Finish = &cost, &session.Tokens{Input: 120, Output: 30}, "stop"
+				m.Time.Completed = created
+				part(session.Part{Type: "step-start"})
+				part(session.Part{Type: "text", Text: &text, Time: &session.PartTime{Start: created, End: created}})
+				if i%4 == 1 {
+					out := strings.Repeat("line of tool output\n", 10)
+					part(session.Part{Type: "tool", CallID: "call_" + strconv.Itoa(i), Tool: "read", State: &session.ToolState{
+						Status: "completed", Input: json.RawMessage(`{"filePath":"notes.txt"}`), Output: &out, Title: "notes.txt",
+						Metadata: map[string]any{"preview": "line of tool output"}, Time: &session.PartTime{Start: created, End: created},
+					}})
+				}
+				part(session.Part{Type: "step-finish", Reason: "stop", Cost: &cost, Tokens: &session.Tokens{Input: 120, Output: 30}})
+			}
+			put(q, m, func(data []byte) error {
+				return q.PutMessage(ctx, store.Message{ID: m.ID, SessionID: m.SessionID, Created: m.Time.Created, Data: data})
+			})
+			for _, p := range parts {
+				put(q, p, func(data []byte) error {
+					return q.PutPart(ctx, store.Part{ID: p.ID, MessageID: p.MessageID, SessionID: p.SessionID, Data: data})
+				})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sess.ID
+}
+
+// BenchmarkMessagePage measures GET /session/{id}/message on a 1,000-message session as a client
+// sees it (keep-alive HTTP over loopback, the whole middleware chain, SQLite): a page of the newest
+// 100 and all 1,000.
+func BenchmarkMessagePage(b *testing.B) {
+	s := startAPIServer(b, apiOptions{noLeakCheck: true})
+	sid := fillSession(b, s, 1000)
+	for _, tc := range []struct {
+		name, query string
+		want        int
+	}{
+		{"limit=100", "?limit=100", 100},
+		{"all=1000", "", 1000},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var times []time.Duration
+			var size int
+			for b.Loop() {
+				req := s.newRequest(b, http.MethodGet, "/session/"+sid+"/message"+tc.query, "")
+				start := time.Now()
+				status, _, body := s.send(b, req)
+				times = append(times, time.Since(start))
+				if status != http.StatusOK {
+					b.Fatalf("%d %s", status, body)
+				}
+				size = len(body)
+			}
+			var page []json.RawMessage
+			req := s.newRequest(b, http.MethodGet, "/session/"+sid+"/message"+tc.query, "")
+			if _, _, body := s.send(b, req); json.Unmarshal(body, &page) != nil || len(page) != tc.want {
+				b.Fatalf("got %d messages, want %d", len(page), tc.want)
+			}
+			medianOf(b, times)
+			b.ReportMetric(float64(size), "bytes/response")
+		})
+	}
+}
+
+// BenchmarkListThroughput is a wrk-like load (4 keep-alive connections, each sending its next
+// request as soon as the previous response is read) against GET /session?limit=10 of the real
+// server, and against a bare net/http handler serving 2 KB of JSON from memory, the machine's
+// limit, in the same run. It reports both rates and tandem's as a percentage of the limit.
+func BenchmarkListThroughput(b *testing.B) {
+	const conns = 4
+	s := startAPIServer(b, apiOptions{noLeakCheck: true})
+	for i := range 100 {
+		s.createSession(b, fmt.Sprintf(`{"title":"bench %d"}`, i))
+	}
+	limitBody := bytes.Repeat([]byte(" "), 2048)
+	copy(limitBody, `[{"id":"ses_x","title":"`)
+	limitBody[len(limitBody)-3], limitBody[len(limitBody)-2], limitBody[len(limitBody)-1] = '"', '}', ']'
+	if !json.Valid(limitBody) {
+		b.Fatal("the limit body is not JSON")
+	}
+	limit := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(limitBody)))
+		_, _ = w.Write(limitBody)
+	}))
+	defer limit.Close()
+	creds := base64.StdEncoding.EncodeToString([]byte(apiUser + ":" + apiPassword))
+	tandemHost := strings.TrimPrefix(s.base, "http://")
+	tandemReq := "GET /session?limit=10 HTTP/1.1\r\nHost: " + tandemHost + "\r\nAuthorization: Basic " + creds + "\r\n\r\n"
+	limitHost := strings.TrimPrefix(limit.URL, "http://")
+	limitReq := "GET /session?limit=10 HTTP/1.1\r\nHost: " + limitHost + "\r\n\r\n"
+
+	var tandemRate, limitRate float64
+	rounds := 0
+	for b.Loop() {
+		// Alternate which server goes first, so neither always meets a warmer or cooler machine.
+		if rounds%2 == 0 {
+			limitRate += load(b, limitHost, limitReq, conns, 2000)
+			tandemRate += load(b, tandemHost, tandemReq, conns, 2000)
+		} else {
+			tandemRate += load(b, tandemHost, tandemReq, conns, 2000)
+			limitRate += load(b, limitHost, limitReq, conns, 2000)
+		}
+		rounds++
+	}
+	b.ReportMetric(tandemRate/float64(rounds), "tandem-req/s")
+	b.ReportMetric(limitRate/float64(rounds), "limit-req/s")
+	b.ReportMetric(100*tandemRate/limitRate, "%-of-limit")
+}
+
+// load sends n requests over each of conns keep-alive connections and returns the rate of all
+// responses per second. Every response must be a 200.
+func load(b *testing.B, host, request string, conns, n int) float64 {
+	b.Helper()
+	var wg sync.WaitGroup
+	errc := make(chan error, conns)
+	start := time.Now()
+	for range conns {
+		wg.Go(func() {
+			c, err := net.Dial("tcp", host)
+			if err != nil {
+				errc <- err
+				return
+			}
+			defer c.Close()
+			if err := c.SetDeadline(time.Now().Add(2 * time.Minute)); err != nil {
+				errc <- err
+				return
+			}
+			r := bufio.NewReaderSize(c, 64<<10)
+			for range n {
+				if _, err := io.WriteString(c, request); err != nil {
+					errc <- err
+					return
+				}
+				if err := readResponse(r); err != nil {
+					errc <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(start)
+	close(errc)
+	for err := range errc {
+		b.Fatal(err)
+	}
+	return float64(conns*n) / took.Seconds()
+}
+
+// readResponse reads one HTTP/1.1 response (Content-Length or chunked) and checks it is a 200.
+func readResponse(r *bufio.Reader) error {
+	line, err := r.ReadSlice('\n')
+	if err != nil {
+		return err
+	}
+	if !bytes.HasPrefix(line, []byte("HTTP/1.1 200")) {
+		return fmt.Errorf("status %q", bytes.TrimSpace(line))
+	}
+	length, chunked := -1, false
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		h := bytes.TrimSpace(line)
+		if len(h) == 0 {
+			break
+		}
+		name, value, _ := bytes.Cut(h, []byte(":"))
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			length, err = strconv.Atoi(string(bytes.TrimSpace(value)))
+			if err != nil {
+				return err
+			}
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			chunked = bytes.Contains(value, []byte("chunked"))
+		}
+	}
+	if !chunked {
+		if length < 0 {
+			return fmt.Errorf("a response without a length")
+		}
+		_, err := r.Discard(length)
+		return err
+	}
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		size, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Discard(int(size) + 2); err != nil {
+			return err
+		}
+		if size == 0 {
+			return nil
+		}
+	}
+}

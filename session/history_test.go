@@ -1,0 +1,169 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"tandem/store"
+	"tandem/testenv"
+)
+
+// fullHistory is the history read from every stored message, without what was kept.
+func fullHistory(t *testing.T, s *Service, sessionID, upTo string) any {
+	t.Helper()
+	s.histories.drop(sessionID)
+	h, err := s.history(context.Background(), sessionID, upTo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func lastUser(t *testing.T, s *Service, sessionID string) string {
+	t.Helper()
+	page, err := s.Messages(context.Background(), sessionID, MessagesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(page.Items) - 1; i >= 0; i-- {
+		if page.Items[i].Info.Role == RoleUser {
+			return page.Items[i].Info.ID
+		}
+	}
+	t.Fatal("no user message")
+	return ""
+}
+
+func TestTheKeptHistoryIsTheHistoryReadFromEveryMessage(t *testing.T) {
+	ctx := context.Background()
+	t.Run("after turns one after another, with tool calls", func(t *testing.T) {
+		s, _, dir := newService(t)
+		sess, err := s.Create(ctx, dir, CreateInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range []string{"hello", "read: missing.txt", "run: echo hi", "and again", "read: other.txt"} {
+			if _, err := s.Prompt(ctx, sess.ID, text(p)); err != nil {
+				t.Fatal(err)
+			}
+			upTo := lastUser(t, s, sess.ID)
+			kept, err := s.history(ctx, sess.ID, upTo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.histories.take(sess.ID) == nil {
+				t.Fatalf("turn %d: nothing was kept for the next turn", i)
+			}
+			if full := fullHistory(t, s, sess.ID, upTo); !reflect.DeepEqual(kept, full) {
+				t.Fatalf("turn %d: kept history\n%+v\nread from every message\n%+v", i, kept, full)
+			}
+		}
+	})
+	t.Run("after prompts queued while a turn runs, and one stored without a reply", func(t *testing.T) {
+		s, _, dir := newService(t)
+		sess, err := s.Create(ctx, dir, CreateInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Prompt(ctx, sess.ID, text("first")); err != nil {
+			t.Fatal(err)
+		}
+		// The command runs while the next prompts are stored, so the first turn's second step is
+		// stored after them.
+		if _, err := s.PromptAsync(ctx, sess.ID, text("run: sleep 0.3")); err != nil {
+			t.Fatal(err)
+		}
+		quiet := text("a note without a reply")
+		quiet.NoReply = true
+		for _, in := range []PromptInput{text("queued one"), quiet, text("read: queued.txt")} {
+			if _, err := s.PromptAsync(ctx, sess.ID, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		testenv.Eventually(t, "every queued turn ran", func() bool { return len(s.Statuses()) == 0 })
+		if _, err := s.Prompt(ctx, sess.ID, text("last")); err != nil {
+			t.Fatal(err)
+		}
+		upTo := lastUser(t, s, sess.ID)
+		kept, err := s.history(ctx, sess.ID, upTo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full := fullHistory(t, s, sess.ID, upTo); !reflect.DeepEqual(kept, full) {
+			t.Fatalf("kept history\n%+v\nread from every message\n%+v", kept, full)
+		}
+	})
+	t.Run("after a message appeared among those already read", func(t *testing.T) {
+		s, db, dir := newService(t)
+		sess, err := s.Create(ctx, dir, CreateInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"one", "two"} {
+			if _, err := s.Prompt(ctx, sess.ID, text(p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A user message stored with a time before everything (a clock that went back).
+		early := "from the past"
+		m := Message{ID: s.ids.New("msg"), SessionID: sess.ID, Role: RoleUser, Agent: "build", Time: MessageTime{Created: 1}}
+		p := Part{ID: s.ids.New("prt"), SessionID: sess.ID, MessageID: m.ID, Type: "text", Text: &early}
+		err = db.Tx(ctx, func(q store.Tx) error {
+			if err := putMessage(ctx, q, m); err != nil {
+				return err
+			}
+			return putPart(ctx, q, p)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		upTo := lastUser(t, s, sess.ID)
+
+		kept, err := s.history(ctx, sess.ID, upTo)
+
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full := fullHistory(t, s, sess.ID, upTo); !reflect.DeepEqual(kept, full) {
+			t.Fatalf("kept history\n%+v\nread from every message\n%+v", kept, full)
+		}
+		if b, _ := json.Marshal(kept); !json.Valid(b) || len(kept) == 0 || kept[0].Text != early {
+			t.Fatalf("the inserted message is not first: %+v", kept)
+		}
+	})
+}
+
+func TestMessagesJSONIsTheDecodedPageEncodedAgain(t *testing.T) {
+	s, _, dir := newService(t)
+	ctx := context.Background()
+	sess, err := s.Create(ctx, dir, CreateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"hello <b>&</b>", "read: missing.txt", "run: printf 'x\\ty\\n'"} {
+		if _, err := s.Prompt(ctx, sess.ID, text(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, in := range []MessagesInput{{}, {Limit: 2}, {Limit: 100}} {
+		page, err := s.Messages(ctx, sess.ID, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(page.Items)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		got, next, err := s.MessagesJSON(ctx, sess.ID, in)
+
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) || next != page.NextCursor {
+			t.Fatalf("limit %d:\n%s\nwant\n%s\ncursor %q, want %q", in.Limit, got, want, next, page.NextCursor)
+		}
+	}
+}
