@@ -14,9 +14,8 @@ import (
 
 // mcpFlags are the flags of `tandem mcp`.
 type mcpFlags struct {
-	serve    serveFlags
-	strategy string
-	timeout  time.Duration
+	serve  serveFlags
+	attach string
 }
 
 // newMCPCommand is `tandem mcp`: tandem as an MCP server over stdio. The HTTP listener runs as in
@@ -28,10 +27,11 @@ func newMCPCommand() *cobra.Command {
 		Short: "Serve tandem as an MCP server over stdio",
 		Long: "Serve MCP over stdin/stdout with the tools tandem, tandem-reply, tandem-query and tandem-sessions.\n" +
 			"The HTTP server runs as well (same sessions, same pending list). Approvals go to the MCP client as\n" +
-			"form elicitations; clients without elicitation get --approvals (deny, allow-within-rules, wait).",
+			"form elicitations; clients without elicitation get --approvals (deny, allow-within-rules, wait).\n" +
+			"With --attach URL it starts no server: it relays MCP to that running server's /mcp-server endpoint.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			strategy, err := mcpserver.ParseStrategy(f.strategy)
+			strategy, err := mcpserver.ParseStrategy(f.serve.mcpApprovals)
 			if err != nil {
 				return err
 			}
@@ -43,6 +43,15 @@ func newMCPCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("attach") {
+				target, err := resolveAttach(f.attach, os.Getenv, paths.State)
+				if err != nil {
+					return err
+				}
+				remote := &mcp.StreamableClientTransport{Endpoint: target.endpoint, MaxRetries: -1,
+					HTTPClient: &http.Client{Transport: basicAuth{user: target.username, password: target.password, next: http.DefaultTransport}}}
+				return relayMCP(cmd.Context(), &mcp.StdioTransport{}, remote)
+			}
 			// stdout carries the protocol: logs go to the log file, or stderr with --print-logs.
 			logger, closeLog, err := openLogger(paths, f.serve.printLogs, cmd.ErrOrStderr(), level)
 			if err != nil {
@@ -53,19 +62,20 @@ func newMCPCommand() *cobra.Command {
 			m, err := Start(ctx, Options{
 				Hostname: f.serve.hostname, Port: f.serve.port, Directory: f.serve.dir, CORS: f.serve.cors,
 				NoAuth: f.serve.noAuth, Paths: paths, Logger: logger, Env: os.Getenv,
-				MCPApprovals: strategy, MCPTimeout: f.timeout,
+				MCPApprovals: strategy, MCPTimeout: f.serve.mcpTimeout,
 			})
 			if err != nil {
 				return err
 			}
 			defer m.Close()
 			fmt.Fprintf(cmd.ErrOrStderr(), "tandem mcp: HTTP server on %s\n", m.URL())
-			return m.mcpServer(strategy, f.timeout).MCP().Run(ctx, &mcp.StdioTransport{})
+			return m.mcpServer(strategy, f.serve.mcpTimeout).MCP().Run(ctx, &mcp.StdioTransport{})
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.strategy, "approvals", string(mcpserver.Deny), "for clients without elicitation: deny, allow-within-rules or wait")
-	fl.DurationVar(&f.timeout, "approval-timeout", mcpserver.DefaultTimeout, "how long an approval waits before it is rejected")
+	fl.StringVar(&f.serve.mcpApprovals, "approvals", string(mcpserver.Deny), "for clients without elicitation: deny, allow-within-rules or wait")
+	fl.DurationVar(&f.serve.mcpTimeout, "approval-timeout", mcpserver.DefaultTimeout, "how long an approval waits before it is rejected")
+	fl.StringVar(&f.attach, "attach", "", "relay to the running tandem server at this URL instead of starting one (\"local\": the one `tandem serve` started here)")
 	fl.IntVar(&f.serve.port, "port", 0, "HTTP port (default 4096, or a free port)")
 	fl.StringVar(&f.serve.hostname, "hostname", "127.0.0.1", "HTTP address")
 	fl.StringArrayVar(&f.serve.cors, "cors", nil, "an extra origin allowed to call the API (repeatable)")

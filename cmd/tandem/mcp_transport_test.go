@@ -20,15 +20,6 @@ import (
 	"tandem/testenv"
 )
 
-// basicAuth adds tandem's credentials to every request of the MCP client.
-type basicAuth struct{ user, pass string }
-
-func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.SetBasicAuth(b.user, b.pass)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func TestMCPOverStreamableHTTP(t *testing.T) {
 	td := startTandem(t, setup{})
 	client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, &mcp.ClientOptions{
@@ -44,7 +35,7 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 		}
 	})
 	t.Run("with credentials a task runs through an approval", func(t *testing.T) {
-		hc := &http.Client{Transport: basicAuth{testUser, testPassword}}
+		hc := &http.Client{Transport: basicAuth{user: testUser, password: testPassword, next: http.DefaultTransport}}
 		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: td.base + "/mcp-server", HTTPClient: hc}, nil)
 		if err != nil {
 			t.Fatal(err)

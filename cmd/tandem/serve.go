@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"tandem/discovery"
+	"tandem/mcpserver"
 	"tandem/reaper"
 )
 
@@ -28,6 +30,9 @@ type serveFlags struct {
 	noOpen    bool
 	mdns      bool
 	mdnsDom   string
+	// What the MCP server (/mcp-server, `tandem mcp`) does with approvals a client cannot answer.
+	mcpApprovals string
+	mcpTimeout   time.Duration
 }
 
 func newServeCommand(web bool) *cobra.Command {
@@ -61,6 +66,8 @@ func newServeCommand(web bool) *cobra.Command {
 	fl.BoolVar(&f.noAuth, "no-auth", false, "turn authentication off (loopback only)")
 	fl.BoolVar(&f.mdns, "mdns", false, "advertise the server on the LAN over mDNS as tandem-<port> (makes the default hostname 0.0.0.0)")
 	fl.StringVar(&f.mdnsDom, "mdns-domain", discovery.DefaultDomain, "host name announced over mDNS")
+	fl.StringVar(&f.mcpApprovals, "mcp-approvals", string(mcpserver.Deny), "for MCP clients (/mcp-server) without elicitation: deny, allow-within-rules or wait")
+	fl.DurationVar(&f.mcpTimeout, "mcp-approval-timeout", mcpserver.DefaultTimeout, "how long an approval asked of an MCP client waits before it is rejected")
 	return cmd
 }
 
@@ -68,6 +75,10 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags, web b
 	level, err := parseLevel(f.logLevel)
 	if err != nil {
 		return err
+	}
+	strategy, err := mcpserver.ParseStrategy(f.mcpApprovals)
+	if err != nil {
+		return fmt.Errorf("--mcp-approvals: %w", err)
 	}
 	paths, err := resolvePaths(f.dataDir)
 	if err != nil {
@@ -84,6 +95,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags, web b
 	m, err := Start(ctx, Options{
 		Hostname: f.hostname, Port: f.port, Directory: f.dir, CORS: f.cors, NoAuth: f.noAuth,
 		Paths: paths, Web: web, Logger: logger, Env: os.Getenv, MDNS: f.mdns, MDNSDomain: f.mdnsDom,
+		MCPApprovals: strategy, MCPTimeout: f.mcpTimeout,
 	})
 	if err != nil {
 		return err
