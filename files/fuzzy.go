@@ -2,7 +2,9 @@ package files
 
 import (
 	"container/heap"
+	"runtime"
 	"strings"
+	"sync"
 )
 
 // Kind says which entries a search returns.
@@ -44,6 +46,46 @@ func (l *Listing) Search(query string, kind Kind, limit int) []string {
 	case KindDirectory:
 		lo = len(l.Files)
 	}
+	h := l.searchRange(words, lo, hi, limit, hiddenLast)
+	out := make([]string, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(match).path
+	}
+	return out
+}
+
+// parallelFrom is the number of candidates above which a search is split across processors.
+const parallelFrom = 20_000
+
+// searchRange ranks entries lo..hi-1, split across the processors when there are many.
+func (l *Listing) searchRange(words []string, lo, hi, limit int, hiddenLast bool) *matchHeap {
+	workers := runtime.GOMAXPROCS(0)
+	if hi-lo < parallelFrom || workers < 2 {
+		return l.rank(words, lo, hi, limit, hiddenLast)
+	}
+	parts := make([]*matchHeap, workers)
+	var wg sync.WaitGroup
+	step := (hi - lo + workers - 1) / workers
+	for w := range workers {
+		from, to := lo+w*step, min(lo+(w+1)*step, hi)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[w] = l.rank(words, from, to, limit, hiddenLast)
+		}()
+	}
+	wg.Wait()
+	h := parts[0]
+	for _, p := range parts[1:] {
+		for _, m := range p.items {
+			h.offer(m, limit)
+		}
+	}
+	return h
+}
+
+// rank scores entries lo..hi-1 and keeps the best limit.
+func (l *Listing) rank(words []string, lo, hi, limit int, hiddenLast bool) *matchHeap {
 	h := &matchHeap{}
 	for i := lo; i < hi; i++ {
 		folded := l.folded[i]
@@ -58,22 +100,21 @@ func (l *Listing) Search(query string, kind Kind, limit int) []string {
 			}
 			total += s
 		}
-		if !ok {
-			continue
-		}
-		m := match{path: orig, score: total, hidden: hiddenLast && isHidden(orig)}
-		if h.Len() < limit {
-			heap.Push(h, m)
-		} else if m.better(h.items[0]) {
-			h.items[0] = m
-			heap.Fix(h, 0)
+		if ok {
+			h.offer(match{path: orig, score: total, hidden: hiddenLast && isHidden(orig)}, limit)
 		}
 	}
-	out := make([]string, h.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(match).path
+	return h
+}
+
+// offer keeps m if it is among the best limit seen.
+func (h *matchHeap) offer(m match, limit int) {
+	if h.Len() < limit {
+		heap.Push(h, m)
+	} else if m.better(h.items[0]) {
+		h.items[0] = m
+		heap.Fix(h, 0)
 	}
-	return out
 }
 
 func (l *Listing) entry(i int) string {
@@ -167,20 +208,14 @@ func score(q, folded, orig string) (int, bool) {
 	if len(q) > len(folded) {
 		return 0, false
 	}
-	// Quick rejection and the end of the first complete match.
-	qi := 0
+	// Quick rejection, and the end of the first complete match (IndexByte is vectorised).
 	end := -1
-	for i := 0; i < len(folded); i++ {
-		if folded[i] == q[qi] {
-			qi++
-			if qi == len(q) {
-				end = i
-				break
-			}
+	for qi := 0; qi < len(q); qi++ {
+		i := strings.IndexByte(folded[end+1:], q[qi])
+		if i < 0 {
+			return 0, false
 		}
-	}
-	if end < 0 {
-		return 0, false
+		end += i + 1
 	}
 	trimmed := strings.TrimSuffix(folded, "/")
 	baseStart := strings.LastIndexByte(trimmed, '/') + 1

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -273,7 +274,34 @@ func watchList(l *Listing) []string {
 }
 
 // stampOf hashes the modification time and size of every watched path (a missing one counts too).
+// Many paths are checked in parallel.
 func stampOf(paths []string) uint64 {
+	workers := runtime.GOMAXPROCS(0)
+	if len(paths) < 2000 || workers < 2 {
+		return stampRange(paths)
+	}
+	sums := make([]uint64, workers)
+	step := (len(paths) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		part := paths[min(w*step, len(paths)):min((w+1)*step, len(paths))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sums[w] = stampRange(part)
+		}()
+	}
+	wg.Wait()
+	h := fnv.New64a()
+	var buf [8]byte
+	for _, s := range sums {
+		binary.LittleEndian.PutUint64(buf[:], s)
+		_, _ = h.Write(buf[:])
+	}
+	return h.Sum64()
+}
+
+func stampRange(paths []string) uint64 {
 	h := fnv.New64a()
 	var buf [16]byte
 	for _, p := range paths {

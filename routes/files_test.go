@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -68,18 +69,9 @@ func (s *filesServer) get(tb testing.TB, path string) (int, []byte) {
 		tb.Fatal(err)
 	}
 	defer res.Body.Close()
-	var b strings.Builder
-	if _, err := fmt.Fprint(&b, ""); err != nil {
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
 		tb.Fatal(err)
-	}
-	body := make([]byte, 0, 1024)
-	buf := make([]byte, 32*1024)
-	for {
-		n, err := res.Body.Read(buf)
-		body = append(body, buf[:n]...)
-		if err != nil {
-			break
-		}
 	}
 	return res.StatusCode, body
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"tandem/files"
 )
 
 const searchLimit = 100
@@ -35,7 +37,7 @@ func (Glob) Description() string {
 - Patterns: * (within one path segment), ** (any number of directories), ?, [abc], {a,b}.
 - A pattern without "/" matches file names at any depth ("*.go"); with "/" it matches the path relative to the search directory ("src/**/*.ts").
 - path is the directory to search (default: the project directory).
-- .git and node_modules are skipped.`
+- Files .gitignore or .ignore exclude are skipped, and so are .git and node_modules.`
 }
 
 func (Glob) Parameters() json.RawMessage {
@@ -140,33 +142,19 @@ func requireDir(path string) error {
 }
 
 // walkFiles calls visit for every regular file (and symlink) under root in lexical order, with its
-// path relative to root in slash form. Unreadable directories are skipped rather than failing the
-// whole search; a cancelled context stops it.
+// path relative to root in slash form. What .gitignore and .ignore files exclude is left out (the
+// files package's walk, the one the file search routes use), and so are directories named in skip.
+// Unreadable directories are skipped rather than failing the whole search; a cancelled context
+// stops it.
 func walkFiles(ctx context.Context, root string, skip map[string]bool, visit func(path, rel string, d fs.DirEntry) error) error {
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		if err != nil {
-			if d != nil && d.IsDir() && path != root {
-				return fs.SkipDir
-			}
-			if path == root {
-				return err
-			}
-			return nil
-		}
+	return files.Walk(ctx, root, func(rel string, d fs.DirEntry) error {
 		if d.IsDir() {
-			if path != root && skip[d.Name()] {
+			if skip[d.Name()] {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return nil
-		}
-		return visit(path, filepath.ToSlash(rel), d)
+		return visit(filepath.Join(root, filepath.FromSlash(rel)), rel, d)
 	})
 }
 

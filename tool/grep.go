@@ -35,7 +35,7 @@ func (Grep) Description() string {
 - Returns matching lines as "path:line: text", up to 100 matches.
 - path is the directory (or single file) to search (default: the project directory).
 - include filters file names with a glob ("*.go", "*.{ts,tsx}", "src/**/*.js").
-- Binary files, .git and node_modules are skipped.`
+- Binary files, files .gitignore or .ignore exclude, .git and node_modules are skipped.`
 }
 
 func (Grep) Parameters() json.RawMessage {

@@ -34,7 +34,7 @@ func (List) Description() string {
 
 - path is absolute or relative to the project directory (default: the project directory).
 - ignore holds extra glob patterns to leave out ("*.log", "docs/**").
-- .git, node_modules, build outputs, caches and virtualenvs are left out.
+- Files .gitignore or .ignore exclude are left out, and so are .git, node_modules, build outputs, caches and virtualenvs.
 - Prefer glob and grep when you know what you are looking for.`
 }
 

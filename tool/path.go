@@ -8,7 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"tandem/files"
 )
 
 // target is a path a tool is about to touch.
@@ -60,39 +61,13 @@ func absPath(dir, p string) string {
 	return filepath.Clean(p)
 }
 
-// evalExisting evaluates symlinks in the longest existing prefix of p and appends the rest, so a
-// file that does not exist yet still resolves through a symlinked parent.
-func evalExisting(p string) string {
-	rest := ""
-	cur := p
-	for {
-		if resolved, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(resolved, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-}
+// The path rules are the files package's, so the tools and the file routes confine paths alike.
 
-func within(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	if err != nil {
-		return false
-	}
-	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
+func evalExisting(p string) string { return files.EvalExisting(p) }
 
-func relSlash(dir, p string) string {
-	rel, err := filepath.Rel(dir, p)
-	if err != nil {
-		return filepath.ToSlash(p)
-	}
-	return filepath.ToSlash(rel)
-}
+func within(dir, p string) bool { return files.Within(dir, p) }
+
+func relSlash(dir, p string) string { return files.RelSlash(dir, p) }
 
 // readExisting returns a file's content and whether it existed; a missing file is not an error.
 func readExisting(path string) (string, bool, error) {

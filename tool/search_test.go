@@ -237,3 +237,44 @@ func BenchmarkGrepFixture(b *testing.B) {
 type allowAll struct{}
 
 func (allowAll) Check(context.Context, Ask) error { return nil }
+
+func TestSearchToolsLeaveOutWhatGitignoreExcludes(t *testing.T) {
+	dir := fixtureDir(t)
+	writeFile(t, filepath.Join(dir, ".gitignore"), "*.log\nbuild/\n")
+	writeFile(t, filepath.Join(dir, "build", "gen.go"), "package gen // func main\n")
+	writeFile(t, filepath.Join(dir, "src", "trace.log"), "func main\n")
+	writeFile(t, filepath.Join(dir, "src", ".gitignore"), "util/strings_test.go\n")
+	tests := []struct {
+		name  string
+		tool  Tool
+		input map[string]any
+	}{
+		{"list", List{}, map[string]any{}},
+		{"glob", Glob{}, map[string]any{"pattern": "**"}},
+		{"grep", Grep{}, map[string]any{"pattern": "func|package|main"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" skips ignored files", func(t *testing.T) {
+			call, _ := newCall(t, dir, tt.input)
+			res := mustRun(t, tt.tool, call)
+			for _, gone := range []string{"gen.go", "trace.log", "strings_test.go"} {
+				if strings.Contains(res.Output, gone) {
+					t.Errorf("%s is listed although ignored:\n%s", gone, res.Output)
+				}
+			}
+			if tt.name != "grep" && !strings.Contains(res.Output, "strings.go") {
+				t.Errorf("src/util/strings.go is missing:\n%s", res.Output)
+			}
+		})
+	}
+}
+
+func TestAnIgnoredDirectoryNamedExplicitlyIsStillSearched(t *testing.T) {
+	dir := fixtureDir(t)
+	writeFile(t, filepath.Join(dir, ".gitignore"), "build/\n")
+	writeFile(t, filepath.Join(dir, "build", "gen.go"), "package gen\n")
+	call, _ := newCall(t, dir, map[string]any{"pattern": "*.go", "path": "build"})
+	if res := mustRun(t, Glob{}, call); !strings.Contains(res.Output, "gen.go") {
+		t.Errorf("glob in build/ found nothing:\n%s", res.Output)
+	}
+}
