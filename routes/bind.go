@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -28,7 +29,8 @@ func decode(r *http.Request, in any) error {
 	if v.Kind() != reflect.Struct {
 		return decodeBody(r, in)
 	}
-	hasBody, err := bindParams(r, v)
+	var query url.Values // parsed once, when a field asks for it
+	hasBody, err := bindParams(r, v, &query)
 	if err != nil {
 		return err
 	}
@@ -40,7 +42,7 @@ func decode(r *http.Request, in any) error {
 
 // bindParams sets the fields tagged path, query or header (also in embedded structs) and reports
 // whether any field belongs to the JSON body.
-func bindParams(r *http.Request, v reflect.Value) (hasBody bool, err error) {
+func bindParams(r *http.Request, v reflect.Value, query *url.Values) (hasBody bool, err error) {
 	t := v.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -56,14 +58,17 @@ func bindParams(r *http.Request, v reflect.Value) (hasBody bool, err error) {
 			}
 		case f.Tag.Get("query") != "":
 			where, name = "query", f.Tag.Get("query")
-			present = r.URL.Query().Has(name)
-			raw = r.URL.Query().Get(name)
+			if *query == nil {
+				*query = r.URL.Query()
+			}
+			present = query.Has(name)
+			raw = query.Get(name)
 		case f.Tag.Get("header") != "":
 			where, name = "header", f.Tag.Get("header")
 			raw = r.Header.Get(name)
 			present = raw != ""
 		case f.Anonymous && f.Type.Kind() == reflect.Struct:
-			body, err := bindParams(r, v.Field(i))
+			body, err := bindParams(r, v.Field(i), query)
 			if err != nil {
 				return false, err
 			}

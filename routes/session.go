@@ -67,19 +67,19 @@ const maxSearch = 1024
 // Ops declares the session routes.
 func (s *Sessions) Ops() []Op {
 	return append(s.promptOps(),
-		op(http.MethodGet, "/session", "session.list", "List sessions", func(c *Call, in *SessionListQuery) ([]session.Session, error) {
+		op(http.MethodGet, "/session", "session.list", "List sessions", func(c *Call, in *SessionListQuery) (encodedJSON, error) {
 			if len(in.Search) > maxSearch {
 				return nil, errs.E(errs.Invalid, "search: at most %d bytes, got %d", maxSearch, len(in.Search))
 			}
-			page, err := s.Service.List(c.Ctx(), session.ListInput{
+			body, next, err := s.Service.ListJSON(c.Ctx(), session.ListInput{
 				Directory: c.Dir, Roots: in.Roots, Start: int64(in.Start), Search: in.Search, Limit: in.Limit, Cursor: in.Before,
 			})
 			if err != nil {
 				return nil, err
 			}
-			setNextPage(c, page.NextCursor)
-			return page.Items, nil
-		}).doc("Sessions of the directory, most recently updated first. Pages never truncate silently: "+
+			setNextPage(c, next)
+			return body, nil
+		}).answers(&[]session.Session{}).doc("Sessions of the directory, most recently updated first. Pages never truncate silently: "+
 			"when more sessions exist, the response carries `Link: <…>; rel=\"next\"` and `x-next-cursor`."),
 		op(http.MethodPost, "/session", "session.create", "Create session", func(c *Call, in *SessionCreate) (session.Session, error) {
 			return s.Service.Create(c.Ctx(), c.Dir, in.CreateInput)

@@ -167,3 +167,32 @@ func TestMessagesJSONIsTheDecodedPageEncodedAgain(t *testing.T) {
 		}
 	}
 }
+
+func TestListJSONIsTheDecodedPageEncodedAgain(t *testing.T) {
+	s, _, dir := newService(t)
+	ctx := context.Background()
+	for _, in := range []CreateInput{{Title: "plain"}, {Title: "<b>&</b> \u2028", Metadata: map[string]any{"n": 1.5, "big": 12345678, "s": "x"}}, {}} {
+		if _, err := s.Create(ctx, dir, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, in := range []ListInput{{}, {Limit: 2}, {Directory: dir, Search: "plain"}} {
+		page, err := s.List(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(page.Items)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		got, next, err := s.ListJSON(ctx, in)
+
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) || next != page.NextCursor {
+			t.Fatalf("%+v:\n%s\nwant\n%s\ncursor %q, want %q", in, got, want, next, page.NextCursor)
+		}
+	}
+}

@@ -253,32 +253,11 @@ type listCursor struct {
 
 // List returns sessions newest first.
 func (s *Service) List(ctx context.Context, in ListInput) (Page[Session], error) {
-	limit := in.Limit
-	if limit <= 0 {
-		limit = DefaultPage
-	}
-	if limit > MaxPage {
-		return Page[Session]{}, errs.E(errs.Invalid, "limit: at most %d", MaxPage)
-	}
-	q := store.SessionQuery{Directory: in.Directory, RootsOnly: in.Roots, Since: in.Start, Search: in.Search, Limit: limit + 1}
-	if in.Cursor != "" {
-		var c listCursor
-		if err := decodeCursor(in.Cursor, &c); err != nil || !id.Valid(id.Session, c.ID) {
-			return Page[Session]{}, errs.Named(errs.Invalid, "InvalidCursorError", "cursor: not a cursor this server issued")
-		}
-		q.AfterUpdated, q.AfterID = c.Updated, c.ID
-	}
-	rows, err := s.db.ListSessions(ctx, q)
+	rows, next, err := s.listRows(ctx, in)
 	if err != nil {
 		return Page[Session]{}, err
 	}
-	var page Page[Session]
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[len(rows)-1]
-		page.NextCursor = encodeCursor(listCursor{Updated: last.Updated, ID: last.ID})
-	}
-	page.Items = make([]Session, 0, len(rows))
+	page := Page[Session]{NextCursor: next, Items: make([]Session, 0, len(rows))}
 	for _, r := range rows {
 		sess, err := decodeSession(r.Data)
 		if err != nil {
@@ -287,6 +266,58 @@ func (s *Service) List(ctx context.Context, in ListInput) (Page[Session], error)
 		page.Items = append(page.Items, sess)
 	}
 	return page, nil
+}
+
+// ListJSON is List encoded for the wire, a JSON array of the stored session documents passed
+// through as they are.
+func (s *Service) ListJSON(ctx context.Context, in ListInput) (body []byte, nextCursor string, err error) {
+	rows, next, err := s.listRows(ctx, in)
+	if err != nil {
+		return nil, "", err
+	}
+	size := 2
+	for _, r := range rows {
+		size += len(r.Data) + 1
+	}
+	body = make([]byte, 0, size)
+	body = append(body, '[')
+	for i, r := range rows {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, r.Data...)
+	}
+	return append(body, ']'), next, nil
+}
+
+// listRows reads one page of stored sessions and the cursor to the next page.
+func (s *Service) listRows(ctx context.Context, in ListInput) ([]store.Session, string, error) {
+	limit := in.Limit
+	if limit <= 0 {
+		limit = DefaultPage
+	}
+	if limit > MaxPage {
+		return nil, "", errs.E(errs.Invalid, "limit: at most %d", MaxPage)
+	}
+	q := store.SessionQuery{Directory: in.Directory, RootsOnly: in.Roots, Since: in.Start, Search: in.Search, Limit: limit + 1}
+	if in.Cursor != "" {
+		var c listCursor
+		if err := decodeCursor(in.Cursor, &c); err != nil || !id.Valid(id.Session, c.ID) {
+			return nil, "", errs.Named(errs.Invalid, "InvalidCursorError", "cursor: not a cursor this server issued")
+		}
+		q.AfterUpdated, q.AfterID = c.Updated, c.ID
+	}
+	rows, err := s.db.ListSessions(ctx, q)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(rows) > limit {
+		rows = rows[:limit]
+		last := rows[len(rows)-1]
+		next = encodeCursor(listCursor{Updated: last.Updated, ID: last.ID})
+	}
+	return rows, next, nil
 }
 
 // Children lists the sessions whose parent is sessionID.

@@ -127,6 +127,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	// SQLite has one writer; a small pool keeps readers concurrent without piling up BUSY waits.
 	db.SetMaxOpenConns(4)
+	// Keep every connection: database/sql keeps 2 idle by default, so under 4 concurrent readers
+	// the others were closed and opened again, their pragmas and prepared statements with them.
+	db.SetMaxIdleConns(4)
 	fail := func(err error) (*DB, error) {
 		db.Close()
 		if unwritable(err) {
@@ -249,7 +252,8 @@ type SessionQuery struct {
 	Limit        int // 0: no limit
 }
 
-// ListSessions returns the sessions matching q.
+// ListSessions returns the sessions matching q. A listed session carries its ID, updated time and
+// document, what a listing serves and pages by; GetSession has the other columns.
 func (s *Queries) ListSessions(ctx context.Context, q SessionQuery) ([]Session, error) {
 	var where []string
 	var args []any
@@ -271,7 +275,7 @@ func (s *Queries) ListSessions(ctx context.Context, q SessionQuery) ([]Session, 
 	if q.AfterID != "" {
 		where, args = append(where, "(updated < ? OR (updated = ? AND id < ?))"), append(args, q.AfterUpdated, q.AfterUpdated, q.AfterID)
 	}
-	query := `SELECT id, directory, COALESCE(parent_id, ''), title, created, updated, data FROM sessions`
+	query := `SELECT id, updated, data FROM sessions`
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -285,10 +289,10 @@ func (s *Queries) ListSessions(ctx context.Context, q SessionQuery) ([]Session, 
 		return nil, wrap("list sessions", err)
 	}
 	defer rows.Close()
-	var out []Session
+	out := make([]Session, 0, min(max(q.Limit, 0), 128))
 	for rows.Next() {
 		var r Session
-		if err := rows.Scan(&r.ID, &r.Directory, &r.ParentID, &r.Title, &r.Created, &r.Updated, &r.Data); err != nil {
+		if err := rows.Scan(&r.ID, &r.Updated, &r.Data); err != nil {
 			return nil, wrap("list sessions", err)
 		}
 		out = append(out, r)
