@@ -76,7 +76,7 @@ func NewRegistry(cfg config.Config, env func(string) string) (*Registry, error) 
 	}
 	sort.Strings(ids)
 	for _, id := range append([]string{"openai", "anthropic"}, ids...) {
-		r.entries[id] = buildEntry(id, cfg.Provider[id], env)
+		r.entries[id] = buildEntry(id, cfg.Provider[id], env, cfg.StoredKeys[id])
 		r.order = append(r.order, id)
 	}
 	r.entries[DemoID] = &entry{id: DemoID, name: "Demo (offline)", source: "custom", connected: true,
@@ -87,7 +87,8 @@ func NewRegistry(cfg config.Config, env func(string) string) (*Registry, error) 
 	return r, nil
 }
 
-func buildEntry(id string, pc config.ProviderConfig, env func(string) string) *entry {
+// buildEntry builds one provider; stored says its key is one the user stored (PUT /auth/{id}).
+func buildEntry(id string, pc config.ProviderConfig, env func(string) string, stored bool) *entry {
 	b, isBuiltin := builtins[id]
 	e := &entry{id: id, name: pc.Name, env: []string{}, apiIDs: map[string]string{}}
 	proto := protoOpenAI
@@ -121,7 +122,18 @@ func buildEntry(id string, pc config.ProviderConfig, env func(string) string) *e
 	}
 	customURL := base != "" && (!isBuiltin || base != strings.TrimRight(b.baseURL, "/"))
 	key := pc.Options.APIKey
+	// A configured provider that names the variables its key is read from (OpenCode's env) needs
+	// a key, even at its own URL (OpenRouter, say); the first one set is the key.
+	needsKey := !isBuiltin && len(pc.Env) > 0
+	for _, v := range pc.Env {
+		if key != "" {
+			break
+		}
+		key = env(v)
+	}
 	switch {
+	case stored:
+		e.source = "api" // OpenCode's source for a key stored through /auth
 	case isBuiltin && (env(b.keyVar) != "" || env(b.urlVar) != ""):
 		e.source = "env"
 	case isBuiltin && key == "" && base == "":
@@ -129,7 +141,7 @@ func buildEntry(id string, pc config.ProviderConfig, env func(string) string) *e
 	default:
 		e.source = "config"
 	}
-	e.connected = key != "" || (proto == protoOpenAI && customURL)
+	e.connected = key != "" || (proto == protoOpenAI && customURL && !needsKey)
 
 	e.models = modelsFor(id, pc)
 	for key, mc := range pc.Models {
@@ -155,11 +167,14 @@ func buildEntry(id string, pc config.ProviderConfig, env func(string) string) *e
 		e.provider = unavailable{id: id, kind: ErrBadRequest,
 			message: fmt.Sprintf("the adapter %q is not supported; tandem speaks OpenAI-compatible Chat Completions (npm %q) and Anthropic (npm %q)", pc.NPM, npmOpenAICompatible, npmAnthropic)}
 	case !e.connected:
-		what := "an API key (options.apiKey)"
-		if isBuiltin {
-			what = fmt.Sprintf("an API key: set %s or provider.%s.options.apiKey", b.keyVar, id)
-		} else if proto == protoOpenAI {
-			what = "options.baseURL or options.apiKey"
+		what := fmt.Sprintf("an API key: store one (PUT /auth/%s) or set provider.%s.options.apiKey", id, id)
+		switch {
+		case isBuiltin:
+			what = fmt.Sprintf("an API key: store one (PUT /auth/%s), set %s or provider.%s.options.apiKey", id, b.keyVar, id)
+		case needsKey:
+			what = fmt.Sprintf("an API key: store one (PUT /auth/%s), set %s or provider.%s.options.apiKey", id, strings.Join(pc.Env, " or "), id)
+		case proto == protoOpenAI:
+			what = "options.baseURL, options.apiKey or a stored key (PUT /auth/" + id + ")"
 		}
 		e.provider = unavailable{id: id, kind: ErrAuth, message: fmt.Sprintf("provider %s is not configured: it needs %s", id, what)}
 	case proto == protoAnthropic:

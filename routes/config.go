@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"tandem/config"
+	"tandem/errs"
 	"tandem/provider"
 )
 
@@ -16,6 +17,48 @@ type Configuration struct {
 	Patch func(dir string, patch []byte) (config.Config, error)
 	// Providers is the current provider registry (it is rebuilt when the config changes).
 	Providers func() *provider.Registry
+	// SetKey stores a provider's API key; its models are listed from then on.
+	SetKey func(providerID, key string, metadata map[string]string) error
+	// RemoveKey deletes a provider's stored API key.
+	RemoveKey func(providerID string) error
+}
+
+// AuthPath names a provider in PUT and DELETE /auth/{providerID}.
+type AuthPath struct {
+	ProviderID string `path:"providerID" json:"-"`
+}
+
+// AuthSet is PUT /auth/{providerID}: OpenCode's Auth union (ApiAuth | OAuth | WellKnownAuth) in one
+// struct. tandem stores API keys; the other two are refused with 400.
+type AuthSet struct {
+	AuthPath
+	Type     string            `json:"type" required:"true" enum:"api,oauth,wellknown" description:"\"api\" (the only one tandem stores), \"oauth\" or \"wellknown\"."`
+	Key      string            `json:"key,omitempty" description:"The API key (type api)."`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// OAuth and WellKnownAuth fields, accepted so that their refusal names the type, not a field.
+	Refresh       string `json:"refresh,omitempty"`
+	Access        string `json:"access,omitempty"`
+	Expires       int64  `json:"expires,omitempty"`
+	AccountID     string `json:"accountId,omitempty"`
+	EnterpriseURL string `json:"enterpriseUrl,omitempty"`
+	Token         string `json:"token,omitempty"`
+}
+
+// Validate refuses what tandem cannot store. The key itself is never quoted.
+func (a *AuthSet) Validate() error {
+	switch a.Type {
+	case "api":
+		if a.Key == "" {
+			return errs.E(errs.Invalid, "key: required for type \"api\"")
+		}
+		return nil
+	case "oauth", "wellknown":
+		return errs.E(errs.Invalid, "type %q: tandem stores API keys only ({\"type\":\"api\",\"key\":\"...\"}); OAuth and well-known credentials are not supported", a.Type)
+	case "":
+		return errs.E(errs.Invalid, "type: required (\"api\")")
+	default:
+		return errs.E(errs.Invalid, "type: must be \"api\", \"oauth\" or \"wellknown\", got %q", a.Type)
+	}
 }
 
 // Ops declares the config and provider routes.
@@ -45,6 +88,15 @@ func (cf *Configuration) Ops() []Op {
 		op(http.MethodGet, "/provider/auth", "provider.auth", "Get provider auth methods", func(c *Call, _ *struct{}) (map[string][]provider.AuthMethod, error) {
 			return cf.Providers().AuthMethods(), nil
 		}),
+		op(http.MethodPut, "/auth/{providerID}", "auth.set", "Set auth credentials", func(c *Call, in *AuthSet) (bool, error) {
+			return true, cf.SetKey(in.ProviderID, in.Key, in.Metadata)
+		}).doc("Stores the provider's API key in a file only the server's user can read (auth.json in the data directory); "+
+			"the provider is connected and its models listed at once. A stored key replaces the environment's and the "+
+			"configuration's key of that provider. Keys are never logged and GET /config masks them. Only API keys "+
+			"(type \"api\") are stored; the provider must be built in or configured.", 413, 415),
+		op(http.MethodDelete, "/auth/{providerID}", "auth.remove", "Remove auth credentials", func(c *Call, in *AuthPath) (bool, error) {
+			return true, cf.RemoveKey(in.ProviderID)
+		}).doc("Deletes the stored key; a key from the environment or the configuration files stays in effect."),
 	}
 }
 

@@ -61,6 +61,18 @@ type MessagePath struct {
 	MessageID string `path:"messageID" pattern:"^msg" json:"-"`
 }
 
+// PartPath names a part of a message in the URL.
+type PartPath struct {
+	MessagePath
+	PartID string `path:"partID" pattern:"^prt" json:"-"`
+}
+
+// PartUpdate is PATCH /session/{sessionID}/message/{messageID}/part/{partID}: the whole new part.
+type PartUpdate struct {
+	PartPath
+	session.Part
+}
+
 // maxSearch bounds ?search=: a title is short, and SQLite refuses very long LIKE patterns.
 const maxSearch = 1024
 
@@ -113,6 +125,17 @@ func (s *Sessions) Ops() []Op {
 		op(http.MethodGet, "/session/{sessionID}/message/{messageID}", "session.message", "Get message", func(c *Call, in *MessagePath) (session.WithParts, error) {
 			return s.Service.Message(c.Ctx(), in.SessionID, in.MessageID)
 		}).doc("", 404),
+		op(http.MethodDelete, "/session/{sessionID}/message/{messageID}", "session.deleteMessage", "Delete message", func(c *Call, in *MessagePath) (bool, error) {
+			return true, s.Service.DeleteMessage(c.Ctx(), in.SessionID, in.MessageID)
+		}).doc("Deletes the message and its parts in one write and publishes message.removed. "+
+			"Refused with 409 SessionBusyError while a turn of the session runs or is queued.", 404, 409),
+		op(http.MethodPatch, "/session/{sessionID}/message/{messageID}/part/{partID}", "part.update", "Update part", func(c *Call, in *PartUpdate) (session.Part, error) {
+			return s.Service.UpdatePart(c.Ctx(), in.SessionID, in.MessageID, in.PartID, in.Part)
+		}).doc("Replaces the part with the body (a whole Part of the same type; ids left empty are taken from the path) "+
+			"and publishes message.part.updated. Refused with 409 SessionBusyError while the session is busy.", 404, 409, 413, 415),
+		op(http.MethodDelete, "/session/{sessionID}/message/{messageID}/part/{partID}", "part.delete", "Delete part", func(c *Call, in *PartPath) (bool, error) {
+			return true, s.Service.DeletePart(c.Ctx(), in.SessionID, in.MessageID, in.PartID)
+		}).doc("Deletes the part and publishes message.part.removed. Refused with 409 SessionBusyError while the session is busy.", 404, 409),
 	)
 }
 

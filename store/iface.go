@@ -24,6 +24,8 @@ type Messages interface {
 	PutPart(ctx context.Context, p Part) error
 	ListMessages(ctx context.Context, q MessageQuery) ([]Message, map[string][]Part, error)
 	GetMessage(ctx context.Context, sessionID, messageID string) (Message, []Part, error)
+	DeleteMessage(ctx context.Context, sessionID, messageID string) error
+	DeletePart(ctx context.Context, sessionID, messageID, partID string) error
 	MessageCursor(ctx context.Context, sessionID, messageID string) (int64, error)
 	CountMessagesBefore(ctx context.Context, sessionID string, created int64, messageID string) (int, error)
 	RunningParts(ctx context.Context) ([]Part, error)

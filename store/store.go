@@ -464,6 +464,37 @@ func (s *Queries) MessageCursor(ctx context.Context, sessionID, messageID string
 	return created, wrap("message cursor", err)
 }
 
+// DeleteMessage removes a message of a session and its parts; ErrNotFound when there is none.
+func (s *Queries) DeleteMessage(ctx context.Context, sessionID, messageID string) error {
+	if _, err := s.exec(ctx, `DELETE FROM parts WHERE message_id = ? AND session_id = ?`, messageID, sessionID); err != nil {
+		return wrap("delete message parts", err)
+	}
+	res, err := s.exec(ctx, `DELETE FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID)
+	if err != nil {
+		return wrap("delete message", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return wrap("delete message", err)
+	} else if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// DeletePart removes one part of a message; ErrNotFound when there is none.
+func (s *Queries) DeletePart(ctx context.Context, sessionID, messageID, partID string) error {
+	res, err := s.exec(ctx, `DELETE FROM parts WHERE id = ? AND message_id = ? AND session_id = ?`, partID, messageID, sessionID)
+	if err != nil {
+		return wrap("delete part", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return wrap("delete part", err)
+	} else if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
 // RunningParts returns the parts whose document says a tool is still pending or running, so the
 // session package can mark them interrupted after a crash.
 func (s *Queries) RunningParts(ctx context.Context) ([]Part, error) {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"strings"
 	"sync"
 
 	"tandem/config"
+	"tandem/credential"
 	"tandem/errs"
 	"tandem/permission"
 	"tandem/provider"
@@ -16,13 +18,19 @@ type agentRuntime struct {
 	env   func(string) string
 	perms *permission.Service
 
+	keys *credential.Store // the API keys stored through PUT /auth/{providerID}
+
+	// changing serialises what rebuilds the registry (a config patch, a stored key), so that the
+	// last registry applied is built from the last change.
+	changing sync.Mutex
+
 	mu       sync.Mutex
 	loaders  map[string]*config.Loader
 	registry *provider.Registry
 }
 
-func newAgentRuntime(dir string, env func(string) string, perms *permission.Service) (*agentRuntime, error) {
-	rt := &agentRuntime{dir: dir, env: env, perms: perms, loaders: map[string]*config.Loader{}}
+func newAgentRuntime(dir string, env func(string) string, perms *permission.Service, keys *credential.Store) (*agentRuntime, error) {
+	rt := &agentRuntime{dir: dir, env: env, perms: perms, keys: keys, loaders: map[string]*config.Loader{}}
 	cfg, err := rt.Load(dir)
 	if err != nil {
 		return nil, err
@@ -39,6 +47,9 @@ func (rt *agentRuntime) loader(dir string) *config.Loader {
 	l, ok := rt.loaders[dir]
 	if !ok {
 		l = config.NewLoader(dir, rt.env)
+		if rt.keys != nil {
+			l.Keys(rt.keys.Keys)
+		}
 		// A patch that the permission rules or the providers would refuse is never written.
 		l.Check(func(c config.Config) error {
 			if _, err := permission.ParseConfig(c.Permission); err != nil {
@@ -62,6 +73,8 @@ func (rt *agentRuntime) Load(dir string) (config.Config, error) { return rt.load
 // Patch writes a patch to dir's project file; for the server's own directory the new providers and
 // rules take effect for the next turn.
 func (rt *agentRuntime) Patch(dir string, patch []byte) (config.Config, error) {
+	rt.changing.Lock()
+	defer rt.changing.Unlock()
 	cfg, err := rt.loader(dir).Patch(patch, checkModels)
 	if err != nil {
 		return config.Config{}, err
@@ -92,6 +105,55 @@ func (rt *agentRuntime) apply(cfg config.Config) error {
 		old.Close()
 	}
 	return nil
+}
+
+// SetKey stores providerID's API key (PUT /auth/{providerID}); the provider is connected, with its
+// models listed, from the next request on. Only providers the registry knows take a key: a built-in
+// one, or one the configuration describes (its baseURL and models).
+func (rt *agentRuntime) SetKey(providerID, key string, metadata map[string]string) error {
+	if err := credential.CheckProvider(providerID); err != nil {
+		return err
+	}
+	if providerID == provider.DemoID {
+		return errs.E(errs.Invalid, "provider %q is tandem's offline demo model and takes no key", providerID)
+	}
+	if _, known := rt.Registry().Get(providerID); !known {
+		ids := []string{}
+		for _, p := range rt.Registry().List().All {
+			if p.ID != provider.DemoID {
+				ids = append(ids, p.ID)
+			}
+		}
+		return errs.E(errs.Invalid, "no provider %q: keys can be stored for %s; describe another one under provider.%s in tandem.json (options.baseURL, models) first",
+			providerID, strings.Join(ids, ", "), providerID)
+	}
+	rt.changing.Lock()
+	defer rt.changing.Unlock()
+	if err := rt.keys.Set(providerID, key, metadata); err != nil {
+		return err
+	}
+	return rt.reload()
+}
+
+// RemoveKey deletes providerID's stored key (DELETE /auth/{providerID}). A key from the
+// environment or the configuration files stays in effect.
+func (rt *agentRuntime) RemoveKey(providerID string) error {
+	rt.changing.Lock()
+	defer rt.changing.Unlock()
+	had, err := rt.keys.Remove(providerID)
+	if err != nil || !had {
+		return err
+	}
+	return rt.reload()
+}
+
+// reload rebuilds the registry and rules of the server's directory from its configuration.
+func (rt *agentRuntime) reload() error {
+	cfg, err := rt.Load(rt.dir)
+	if err != nil {
+		return err
+	}
+	return rt.apply(cfg)
 }
 
 // Registry is the current provider registry.

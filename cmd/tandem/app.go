@@ -17,6 +17,7 @@ import (
 
 	"tandem/auth"
 	"tandem/bus"
+	"tandem/credential"
 	"tandem/discovery"
 	"tandem/errs"
 	"tandem/files"
@@ -105,7 +106,8 @@ func (s services) api() *routes.API {
 			&routes.Login{Auth: s.auth},
 			&routes.Sessions{Service: s.sessions},
 			&routes.Permissions{Service: s.perms, ProjectID: grantScope},
-			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry},
+			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry,
+				SetKey: s.runtime.SetKey, RemoveKey: s.runtime.RemoveKey},
 			&routes.Questions{Service: s.questions},
 			&routes.MCP{Manager: s.mcp},
 			&routes.MCPServer{Handler: s.mcpHTTP},
@@ -145,7 +147,12 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.bus = bus.New(bus.Options{})
 	m.events = &routes.Events{Bus: m.bus, Heartbeat: o.Heartbeat}
 	m.perms = permission.New(permission.Options{DB: m.db, Bus: m.bus, Logger: o.Logger})
-	m.runtime, err = newAgentRuntime(dir, o.Env, m.perms)
+	keys, err := credential.Open(filepath.Join(o.Paths.Data, credential.FileName))
+	if err != nil {
+		m.db.Close()
+		return nil, err
+	}
+	m.runtime, err = newAgentRuntime(dir, o.Env, m.perms, keys)
 	if err != nil {
 		m.db.Close()
 		return nil, err

@@ -44,6 +44,8 @@ type setup struct {
 	noLeak bool              // skip the goroutine leak check (benchmarks)
 	// untrusted leaves the project untrusted: its config can only tighten the user's rules.
 	untrusted bool
+	// log, when set, receives the server's log at debug level (it must be safe for concurrent use).
+	log io.Writer
 }
 
 // tandem is a real server (Start: listener, routes, SQLite in a temp data dir) and a client for it.
@@ -51,7 +53,8 @@ type tandem struct {
 	project string
 	data    string
 	env     map[string]string
-	m       *Main  // nil when the server runs in another process
+	m       *Main // nil when the server runs in another process
+	log     io.Writer
 	base    string // http://127.0.0.1:port, no trailing slash
 	client  *http.Client
 }
@@ -76,6 +79,7 @@ func newTandem(tb testing.TB, s setup) *tandem {
 	td := &tandem{project: tb.TempDir(), data: tb.TempDir(), env: map[string]string{"TANDEM_SERVER_PASSWORD": testPassword},
 		// The header timeout also covers /event, whose body streams for the whole test.
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128, ResponseHeaderTimeout: waitLimit}}}
+	td.log = s.log
 	td.env["XDG_CONFIG_HOME"] = filepath.Join(td.data, "xdg")
 	maps.Copy(td.env, s.env)
 	if s.config != "" {
@@ -95,10 +99,14 @@ func newTandem(tb testing.TB, s setup) *tandem {
 
 func (td *tandem) start(tb testing.TB) {
 	tb.Helper()
+	logger := debugLogger()
+	if td.log != nil {
+		logger = slog.New(slog.NewTextHandler(td.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	m, err := Start(context.Background(), Options{
 		Hostname: "127.0.0.1", Port: testenv.UnusedPort(tb), Directory: td.project,
 		Paths: Paths{Data: td.data, State: td.data, Config: td.data},
-		Env:   func(k string) string { return td.env[k] }, Heartbeat: time.Hour, Logger: debugLogger(),
+		Env:   func(k string) string { return td.env[k] }, Heartbeat: time.Hour, Logger: logger,
 	})
 	if err != nil {
 		tb.Fatalf("Start: %v", err)
