@@ -2,10 +2,11 @@
 // tmux against the built tandem binary. The assertions read the screen with `tmux capture-pane`
 // and check what a person would see; a few cross-checks ask tandem through the official SDK.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { isolatedHome, missing, opencodeBin, password, requiredInCI, startTandem, user, waitFor } from './harness.mjs';
+import { Terminal, sleep } from './terminal.mjs';
 
 function whyNot() {
   const m = missing();
@@ -15,56 +16,6 @@ function whyNot() {
   return false;
 }
 
-/** A tmux server of our own (its own socket), so the suite never touches anyone else's sessions. */
-class Terminal {
-  constructor(name) {
-    this.socket = `tandem-compat-${process.pid}-${name}`;
-    this.target = name;
-  }
-
-  tmux(...args) {
-    return execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' });
-  }
-
-  start(cwd, env, argv) {
-    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    this.tmux('-f', '/dev/null', 'new-session', '-d', '-s', this.target, '-x', '160', '-y', '48', '-c', cwd, ...envArgs, ...argv);
-  }
-
-  /** The visible screen as text, one line per row. */
-  screen() {
-    return this.tmux('capture-pane', '-p', '-t', this.target);
-  }
-
-  /** Types text literally, then presses Enter as a separate key, as a person does. */
-  async type(text) {
-    this.tmux('send-keys', '-t', this.target, '-l', text);
-    await sleep(300);
-    this.press('Enter');
-  }
-
-  press(key) {
-    this.tmux('send-keys', '-t', this.target, key);
-  }
-
-  /** Waits until the screen matches pattern; a failure shows the last screen. */
-  async waitFor(what, pattern, timeoutMs = 15000) {
-    const deadline = Date.now() + timeoutMs;
-    let last = '';
-    while (Date.now() < deadline) {
-      last = this.screen();
-      if (pattern.test(last)) return last;
-      await sleep(200);
-    }
-    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${pattern}); the screen was:\n${last}`);
-  }
-
-  stop() {
-    spawnSync('tmux', ['-L', this.socket, 'kill-server']);
-  }
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const occurrences = (text, word) => text.split(word).length - 1;
 
 describe('OpenCode\'s terminal UI attached to tandem', { skip: whyNot() }, () => {
