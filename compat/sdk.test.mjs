@@ -317,6 +317,94 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
     assert.equal(ok(await client.session.get({ sessionID })).id, sessionID);
   });
 
+  test('a written file shows in the session diff as OpenCode\'s FileDiff: a patch, never before/after', async () => {
+    const from = events.length;
+    ok(await client.session.promptAsync({ sessionID, parts: [{ type: 'text', text: 'write: notes.txt\nhello compat\n' }] }), 204);
+    const asked = await nextEvent('permission.asked', (p) => p.sessionID === sessionID, from);
+    assert.equal(ok(await client.permission.reply({ requestID: asked.properties.id, reply: 'once' })), true);
+    await nextEvent('session.idle', (p) => p.sessionID === sessionID, from);
+    const diffEvent = await nextEvent('session.diff', (p) => p.sessionID === sessionID && p.diff.length > 0, from);
+
+    const diff = ok(await client.session.diff({ sessionID }));
+    assert.equal(diff.length, 1);
+    assert.match(diff[0].file, /notes\.txt$/);
+    assert.equal(diff[0].status, 'added');
+    assert.equal(diff[0].additions, 1);
+    assert.equal(diff[0].deletions, 0);
+    assert.match(diff[0].patch, /^@@ -0,0 \+1,1 @@\n\+hello compat\n/m);
+    assert.deepEqual(diffEvent.properties.diff, diff);
+    const messages = ok(await client.session.messages({ sessionID }));
+    const user = messages.findLast((m) => m.info.role === 'user');
+    assert.deepEqual(user.info.summary.diffs, diff);
+    for (const d of [...diff, ...user.info.summary.diffs]) assert.deepEqual(Object.keys(d).sort(), ['additions', 'deletions', 'file', 'patch', 'status']);
+  });
+
+  test('a part is edited and deleted, and a message deleted, each announced as OpenCode does', async () => {
+    const before = ok(await client.session.messages({ sessionID }));
+    const user = before.find((m) => m.info.role === 'user' && text(m) === 'compat says hi');
+    const textPart = user.parts.find((p) => p.type === 'text');
+    const from = events.length;
+
+    const edited = ok(await client.part.update({ sessionID, messageID: user.info.id, partID: textPart.id, part: { ...textPart, text: 'compat says hello' } }));
+    assert.equal(edited.text, 'compat says hello');
+    assert.equal(edited.id, textPart.id);
+    await nextEvent('message.part.updated', (p) => p.part.id === textPart.id && p.part.text === 'compat says hello', from);
+    assert.equal(text(ok(await client.session.message({ sessionID, messageID: user.info.id }))), 'compat says hello');
+
+    const reply = before.find((m) => m.info.role === 'assistant' && m.info.parentID === user.info.id);
+    const replyText = reply.parts.find((p) => p.type === 'text');
+    assert.equal(ok(await client.part.delete({ sessionID, messageID: reply.info.id, partID: replyText.id })), true);
+    await nextEvent('message.part.removed', (p) => p.partID === replyText.id && p.messageID === reply.info.id, from);
+    const again = await client.part.delete({ sessionID, messageID: reply.info.id, partID: replyText.id });
+    assert.equal(again.response.status, 404);
+
+    assert.equal(ok(await client.session.deleteMessage({ sessionID, messageID: reply.info.id })), true);
+    await nextEvent('message.removed', (p) => p.sessionID === sessionID && p.messageID === reply.info.id, from);
+    const after = ok(await client.session.messages({ sessionID }));
+    assert.deepEqual(after.map((m) => m.info.id), before.map((m) => m.info.id).filter((id) => id !== reply.info.id));
+    const gone = await client.session.message({ sessionID, messageID: reply.info.id });
+    assert.equal(gone.response.status, 404);
+  });
+
+  test('an edit while a turn runs is refused with 409 SessionBusyError', async () => {
+    const from = events.length;
+    const [first] = ok(await client.session.messages({ sessionID }));
+    ok(await client.session.promptAsync({ sessionID, parts: [{ type: 'text', text: 'slow: one two three four five six seven eight nine ten eleven twelve' }] }), 204);
+    await nextEvent('message.part.delta', (p) => p.sessionID === sessionID, from);
+    const busy = await client.session.deleteMessage({ sessionID, messageID: first.info.id });
+    assert.equal(busy.response.status, 409);
+    assert.equal(busy.error.name, 'SessionBusyError');
+    assert.equal(busy.error.data.sessionID, sessionID);
+    assert.equal(ok(await client.session.abort({ sessionID })), true);
+    await nextEvent('session.idle', (p) => p.sessionID === sessionID, from);
+  });
+
+  test('a stored API key connects its provider at once, masked in the config, and DELETE disconnects it', async () => {
+    const key = 'sk-ant-compat-7d3f9b21';
+    try {
+      assert.equal(ok(await client.auth.set({ providerID: 'anthropic', auth: { type: 'api', key } })), true);
+      const list = ok(await client.provider.list());
+      assert.ok(list.connected.includes('anthropic'), JSON.stringify(list.connected));
+      const anthropic = list.all.find((p) => p.id === 'anthropic');
+      assert.equal(anthropic.source, 'api');
+      assert.ok(Object.keys(anthropic.models).length > 0);
+      const configured = ok(await client.config.providers());
+      assert.deepEqual(Object.keys(configured.providers.find((p) => p.id === 'anthropic').models), Object.keys(anthropic.models));
+      const config = ok(await client.config.get());
+      assert.doesNotMatch(JSON.stringify(config), new RegExp(key));
+      assert.match(config.provider.anthropic.options.apiKey, /^sk-a…21$/);
+
+      const oauth = await client.auth.set({ providerID: 'anthropic', auth: { type: 'oauth', refresh: 'r', access: 'a', expires: 1 } });
+      assert.equal(oauth.response.status, 400);
+      assert.match(oauth.error.data.message, /API keys only/);
+    } finally {
+      assert.equal(ok(await client.auth.remove({ providerID: 'anthropic' })), true);
+    }
+    const list = ok(await client.provider.list());
+    assert.deepEqual(list.connected, ['demo']);
+    assert.deepEqual(ok(await client.config.providers()).providers.map((p) => p.id), ['demo']);
+  });
+
   test('deleting the session removes it from the list', async () => {
     assert.equal(ok(await client.session.delete({ sessionID })), true);
     assert.ok(!ok(await client.session.list()).some((s) => s.id === sessionID));
