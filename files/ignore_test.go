@@ -4,9 +4,13 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"tandem/testenv"
 )
 
 func TestIgnoreRulesFollowGitignoreSemantics(t *testing.T) {
@@ -146,5 +150,53 @@ func TestAWalkBelowTheWorkTreeTopHonoursTheIgnoreFilesAbove(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"a.go"}) {
 		t.Errorf("walk of pkg found %q, want only a.go", got)
+	}
+}
+
+// TestTheWalkAgreesWithGit builds one tree under many ignore rules, nested ignore files included,
+// and compares what the walk keeps with what git itself lists as not ignored.
+func TestTheWalkAgreesWithGit(t *testing.T) {
+	gitPath := testenv.Program(t, "git", "apt-get install git")
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		".gitignore": strings.Join([]string{
+			"# build outputs", "*.o", "/bin", "out/", "!out/keep.txt", "**/gen/*.go", "docs/**/draft-*.md",
+			"a/**/b", "[Tt]emp*", "?.tmp", "logs/*", "!logs/important.log", `\#hash`, "trailing   ", "sub/deep/", "*.bak/",
+		}, "\n"),
+		"main.o": "", "src/x.o": "", "bin/tool": "", "pkg/bin/tool": "", "out/a": "", "out/keep.txt": "",
+		"gen/a.go": "", "x/gen/b.go": "", "x/gen/b.txt": "", "docs/draft-1.md": "", "docs/v1/draft-2.md": "", "docs/final.md": "",
+		"a/b": "", "a/x/y/b": "", "a/c": "", "Temp1": "", "temporary": "", "TempDir/f": "", "x.tmp": "", "xy.tmp": "",
+		"logs/a.log": "", "logs/important.log": "", "#hash": "", "trailing": "", "sub/deep/f": "", "deep/f": "",
+		"old.bak/f": "", "file.bak": "",
+		"nested/.gitignore": "*.txt\n!keep.txt\n/only-here\n", "nested/a.txt": "", "nested/keep.txt": "",
+		"nested/only-here": "", "nested/inner/only-here": "", "nested/inner/b.txt": "",
+		"kept/plain.go": "",
+	})
+	cmd := exec.Command(gitPath, "init", "-q")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	cmd = exec.Command(gitPath, "ls-files", "--others", "--exclude-standard")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields(string(out))
+	slices.Sort(want)
+	var got []string
+	if err := Walk(context.Background(), dir, func(rel string, d fs.DirEntry) error {
+		if !d.IsDir() {
+			got = append(got, rel)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("the walk and git disagree\nwalk: %q\ngit:  %q", got, want)
 	}
 }

@@ -262,6 +262,7 @@ func sharedRepo(t *testing.T) string {
 }
 
 func TestFileRoutesAnswerInOpenCodesShapes(t *testing.T) {
+	testenv.Program(t, "rg", "apt-get install ripgrep") // GET /find is ripgrep
 	dir := sharedRepo(t)
 	s := startFilesServer(t, dir, files.NewIndex())
 	schemas := loadFileSchemas(t)
@@ -486,6 +487,7 @@ func TestPathsOutsideTheProjectAreRefused(t *testing.T) {
 }
 
 func TestFileRoutesRefuseBadParameters(t *testing.T) {
+	testenv.Program(t, "rg", "apt-get install ripgrep") // an invalid pattern is ripgrep's verdict
 	s := startFilesServer(t, t.TempDir(), files.NewIndex())
 	for _, path := range []string{
 		"/find/file?query=x&limit=0",
