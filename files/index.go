@@ -131,12 +131,12 @@ func (ix *Index) build(ctx context.Context, dir string) (*Listing, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, &fs.PathError{Op: "index", Path: dir, Err: fs.ErrNotExist}
 	}
-	if files, ok := gitFiles(ctx, dir); ok {
+	if files, dirs, ok := gitFiles(ctx, dir); ok {
 		l.Git = true
 		if len(files) > max {
 			files, l.Truncated = files[:max], true
 		}
-		l.Files = files
+		l.Files, l.Dirs = files, dirs
 		return finish(l), nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -160,15 +160,16 @@ func (ix *Index) build(ctx context.Context, dir string) (*Listing, error) {
 	return finish(l), nil
 }
 
-// finish sorts the listing, adds every directory that holds a listed file and folds the names.
+// finish sorts the listing, adds every directory that holds a listed entry and folds the names.
 func finish(l *Listing) *Listing {
 	slices.Sort(l.Files)
 	seen := make(map[string]bool, len(l.Dirs))
 	for _, d := range l.Dirs {
 		seen[d] = true
 	}
-	for _, f := range l.Files {
-		for d := path.Dir(f); d != "." && d != "/"; d = path.Dir(d) {
+	parents := append(append([]string{}, l.Files...), l.Dirs...)
+	for _, f := range parents {
+		for d := path.Dir(strings.TrimSuffix(f, "/")); d != "." && d != "/"; d = path.Dir(d) {
 			if seen[d+"/"] {
 				break
 			}
@@ -188,15 +189,16 @@ func finish(l *Listing) *Listing {
 }
 
 // gitFiles lists dir through git: tracked files still present, and untracked files no ignore rule
-// (.gitignore, info/exclude, core.excludesFile) excludes. ok is false outside a git work tree or
-// without git.
-func gitFiles(ctx context.Context, dir string) ([]string, bool) {
+// (.gitignore, info/exclude, core.excludesFile) excludes. A repository of its own inside the work
+// tree is listed by git as one directory ("nested/"); it comes back among dirs. ok is false outside a
+// git work tree or without git.
+func gitFiles(ctx context.Context, dir string) (files, dirs []string, ok bool) {
 	if worktreeTop(dir) == "" {
-		return nil, false
+		return nil, nil, false
 	}
 	out, err := git(ctx, dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	deleted := map[string]bool{}
 	if gone, err := git(ctx, dir, "ls-files", "-z", "--deleted"); err == nil {
@@ -205,16 +207,20 @@ func gitFiles(ctx context.Context, dir string) ([]string, bool) {
 		}
 	}
 	all := splitZ(out)
-	files := make([]string, 0, len(all))
-	var last string
+	files = make([]string, 0, len(all))
+	seen := make(map[string]bool, len(all))
 	for _, p := range all {
-		if deleted[p] || p == last { // a file both staged and unmerged is listed once per stage
+		if deleted[p] || seen[p] { // a file both staged and unmerged is listed once per stage
+			continue
+		}
+		seen[p] = true
+		if strings.HasSuffix(p, "/") {
+			dirs = append(dirs, p)
 			continue
 		}
 		files = append(files, p)
-		last = p
 	}
-	return files, true
+	return files, dirs, true
 }
 
 // git runs a git command in dir and returns its standard output.

@@ -124,3 +124,21 @@ func TestTheIndexTrustsAListingForRecheck(t *testing.T) {
 		t.Error("Invalidate did not make the index read the tree again")
 	}
 }
+
+func TestARepositoryInsideTheWorkTreeIsListedAsADirectory(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"main.go": ""}, nil)
+	inner := filepath.Join(dir, "vendor", "lib")
+	writeTree(t, inner, map[string]string{"lib.go": ""})
+	cmd := exec.Command("git", "init", "-q")
+	cmd.Dir = inner
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	l, err := NewIndex().Listing(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(l.Files, []string{"main.go"}) || !slices.Equal(l.Dirs, []string{"vendor/", "vendor/lib/"}) {
+		t.Errorf("files %q dirs %q", l.Files, l.Dirs)
+	}
+}
