@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -196,7 +195,7 @@ func Read(ctx context.Context, dir, rel string) (Content, error) {
 	}
 	mt := mime.TypeByExtension(strings.ToLower(path.Ext(t.Rel)))
 	if mt == "" {
-		mt = http.DetectContentType(data)
+		mt = sniffImage(data)
 	}
 	if strings.HasPrefix(mt, "image/") {
 		return Content{Type: "text", Content: base64.StdEncoding.EncodeToString(data), Encoding: "base64", MimeType: mt}, nil
@@ -209,6 +208,22 @@ func Read(ctx context.Context, dir, rel string) (Content, error) {
 		c.Diff, c.Patch = d.text, d.patch
 	}
 	return c, nil
+}
+
+// sniffImage names the image type of data by its signature, for a file whose name has no known
+// extension; it is "" for anything else.
+func sniffImage(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(data, []byte("\xff\xd8\xff")):
+		return "image/jpeg"
+	case bytes.HasPrefix(data, []byte("GIF87a")), bytes.HasPrefix(data, []byte("GIF89a")):
+		return "image/gif"
+	case len(data) >= 12 && bytes.Equal(data[:4], []byte("RIFF")) && bytes.Equal(data[8:12], []byte("WEBP")):
+		return "image/webp"
+	}
+	return ""
 }
 
 type diffResult struct {

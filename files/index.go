@@ -42,6 +42,8 @@ type Index struct {
 	MaxFiles int
 	// MaxDirs bounds how many directories are kept; the least recently used is dropped.
 	MaxDirs int
+	// MaxWalk bounds the time a walk (outside git) may take; what it found by then is the listing.
+	MaxWalk time.Duration
 
 	mu   sync.Mutex
 	dirs map[string]*indexEntry
@@ -56,9 +58,10 @@ type indexEntry struct {
 	used    time.Time
 }
 
-// NewIndex returns an index with the default bounds: one second of trust, 500,000 files, 16 directories.
+// NewIndex returns an index with the default bounds: one second of trust, 500,000 files, 16
+// directories, 10 seconds of walking.
 func NewIndex() *Index {
-	return &Index{Recheck: time.Second, MaxFiles: 500_000, MaxDirs: 16}
+	return &Index{Recheck: time.Second, MaxFiles: 500_000, MaxDirs: 16, MaxWalk: 10 * time.Second}
 }
 
 // Listing returns dir's listing, building it on first use and rebuilding it when the tree changed.
@@ -142,7 +145,12 @@ func (ix *Index) build(ctx context.Context, dir string) (*Listing, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	started, seen := time.Now(), 0
 	err := Walk(ctx, dir, func(rel string, d fs.DirEntry) error {
+		if seen++; seen%1024 == 0 && ix.MaxWalk > 0 && time.Since(started) > ix.MaxWalk {
+			l.Truncated = true
+			return fs.SkipAll
+		}
 		if d.IsDir() {
 			l.Dirs = append(l.Dirs, rel+"/")
 			return nil

@@ -142,3 +142,22 @@ func TestARepositoryInsideTheWorkTreeIsListedAsADirectory(t *testing.T) {
 		t.Errorf("files %q dirs %q", l.Files, l.Dirs)
 	}
 }
+
+func TestAnImageWithoutExtensionIsRecognisedByItsSignature(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"logo": "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "notes": "BMW and GIF89a are words here\n"})
+	c, err := Read(context.Background(), dir, "logo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MimeType != "image/png" || c.Encoding != "base64" {
+		t.Errorf("logo: %+v", c)
+	}
+	c, err = Read(context.Background(), dir, "notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Type != "text" || c.Encoding != "" || c.Content != "BMW and GIF89a are words here\n" {
+		t.Errorf("notes: %+v", c)
+	}
+}
