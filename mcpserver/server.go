@@ -10,10 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"tandem/bus"
@@ -93,20 +95,56 @@ func (s *Server) MCP() *mcp.Server {
 		Instructions:              "tandem runs coding-agent sessions. Start one with the tandem tool, continue it with tandem-reply.",
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "tandem", Title: "Start a tandem session",
-		Description: "Start a coding-agent session on a task and wait for its answer. Approvals the agent needs are asked through elicitation when the client supports it."},
+		Description: "Start a coding-agent session on a task and wait for its answer. Approvals the agent needs are asked through elicitation when the client supports it.",
+		InputSchema: schemaOf[StartInput](), OutputSchema: schemaOf[Result]()},
 		s.start)
 	mcp.AddTool(srv, &mcp.Tool{Name: "tandem-reply", Title: "Continue a tandem session",
-		Description: "Send a follow-up prompt to an existing tandem session and wait for its answer."},
+		Description: "Send a follow-up prompt to an existing tandem session and wait for its answer.",
+		InputSchema: schemaOf[ReplyInput](), OutputSchema: schemaOf[Result]()},
 		s.reply)
 	mcp.AddTool(srv, &mcp.Tool{Name: "tandem-query", Title: "Ask about a codebase (read-only)",
 		Description: "Ask a read-only question about a codebase with the plan agent: nothing is written and nothing is asked.",
+		InputSchema: schemaOf[QueryInput](), OutputSchema: schemaOf[Result](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		s.query)
 	mcp.AddTool(srv, &mcp.Tool{Name: "tandem-sessions", Title: "List tandem sessions",
 		Description: "List recent tandem sessions with their status, newest first.",
+		InputSchema: schemaOf[SessionsInput](), OutputSchema: schemaOf[SessionsResult](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		s.sessions)
 	return srv
+}
+
+// schemaOf infers a tool schema from T, with every nullable union (["null","array"] for a Go slice)
+// narrowed to its one non-null type: tandem never sends null there and treats an absent field as
+// empty, and single-type schemas are what every client's tool dialect accepts (Gemini's among them).
+func schemaOf[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: the schema of %T: %v", *new(T), err)) // the types are fixed at compile time
+	}
+	singleTypes(s)
+	return s
+}
+
+func singleTypes(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+		s.Type = s.Types[0]
+		if s.Type == "null" {
+			s.Type = s.Types[1]
+		}
+		s.Types = nil
+	}
+	for _, p := range s.Properties {
+		singleTypes(p)
+	}
+	singleTypes(s.Items)
+	for _, sub := range s.AnyOf {
+		singleTypes(sub)
+	}
 }
 
 // StartInput is the tandem tool's input.

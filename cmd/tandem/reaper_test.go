@@ -14,20 +14,37 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// builtBinary builds the real tandem binary once per test.
+// builtBinary is the real tandem binary, built once for the whole test run (TestMain removes it).
 func builtBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tandem")
-	out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput()
+	bin, err := sharedBinary()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
+}
+
+// binaryDir holds the binary that sharedBinary builds; TestMain removes it.
+var binaryDir = filepath.Join(os.TempDir(), fmt.Sprintf("tandem-test-bin-%d", os.Getpid()))
+
+var sharedBinary = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(binaryDir, "tandem")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	os.RemoveAll(binaryDir)
+	os.Exit(code)
 }
 
 // liveServer is a tandem serve process started from the built binary.
