@@ -23,71 +23,99 @@ import (
 // MaxBody bounds request bodies; larger ones get 413.
 const MaxBody = 8 << 20
 
+// binding is how one input type is filled in, worked out once when its operation is declared so
+// that a request walks a list instead of the type's struct tags.
+type binding struct {
+	params  []param // path, query and header fields, in declaration order
+	hasBody bool    // some field belongs to the JSON body
+	isInput bool    // the input is a struct (otherwise the whole body decodes into it)
+}
+
+// param is one field filled in from the path, the query string or a header.
+type param struct {
+	index   []int  // the field, through embedded structs
+	where   string // "path", "query" or "header"
+	name    string
+	pattern string // a path parameter's OpenAPI pattern ("^ses")
+}
+
+// bindingOf works out the binding of a pointer-to-input's element type.
+func bindingOf(t reflect.Type) binding {
+	if t.Kind() != reflect.Struct {
+		return binding{}
+	}
+	b := binding{isInput: true}
+	b.add(t, nil)
+	return b
+}
+
+// add collects the parameters of t (also in embedded structs) and whether a field belongs to the body.
+func (b *binding) add(t reflect.Type, at []int) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		index := append(append([]int(nil), at...), i)
+		switch {
+		case f.Tag.Get("path") != "":
+			b.params = append(b.params, param{index: index, where: "path", name: f.Tag.Get("path"), pattern: f.Tag.Get("pattern")})
+		case f.Tag.Get("query") != "":
+			b.params = append(b.params, param{index: index, where: "query", name: f.Tag.Get("query")})
+		case f.Tag.Get("header") != "":
+			b.params = append(b.params, param{index: index, where: "header", name: f.Tag.Get("header")})
+		case f.Anonymous && f.Type.Kind() == reflect.Struct:
+			b.add(f.Type, index)
+		default:
+			if f.Tag.Get("json") != "-" && f.IsExported() {
+				b.hasBody = true
+			}
+		}
+	}
+}
+
 // decode fills in from path parameters, the query string, headers and the JSON body.
-func decode(r *http.Request, in any) error {
-	v := reflect.ValueOf(in).Elem()
-	if v.Kind() != reflect.Struct {
+func (b binding) decode(r *http.Request, in any) error {
+	if !b.isInput {
 		return decodeBody(r, in)
 	}
-	var query url.Values // parsed once, when a field asks for it
-	hasBody, err := bindParams(r, v, &query)
-	if err != nil {
+	if err := b.bindParams(r, reflect.ValueOf(in).Elem()); err != nil {
 		return err
 	}
-	if !hasBody {
+	if !b.hasBody {
 		return checkNoBody(r)
 	}
 	return decodeBody(r, in)
 }
 
-// bindParams sets the fields tagged path, query or header (also in embedded structs) and reports
-// whether any field belongs to the JSON body.
-func bindParams(r *http.Request, v reflect.Value, query *url.Values) (hasBody bool, err error) {
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		var raw, where, name string
+// bindParams sets the fields tagged path, query or header.
+func (b binding) bindParams(r *http.Request, v reflect.Value) error {
+	var query url.Values // parsed once, when a field asks for it
+	for _, p := range b.params {
+		var raw string
 		var present bool
-		switch {
-		case f.Tag.Get("path") != "":
-			where, name = "path", f.Tag.Get("path")
-			raw = chi.URLParam(r, name)
+		switch p.where {
+		case "path":
+			raw = chi.URLParam(r, p.name)
 			present = raw != ""
-			if err := checkID(name, f.Tag.Get("pattern"), raw); err != nil {
-				return false, err
+			if err := checkID(p.name, p.pattern, raw); err != nil {
+				return err
 			}
-		case f.Tag.Get("query") != "":
-			where, name = "query", f.Tag.Get("query")
-			if *query == nil {
-				*query = r.URL.Query()
+		case "query":
+			if query == nil {
+				query = r.URL.Query()
 			}
-			present = query.Has(name)
-			raw = query.Get(name)
-		case f.Tag.Get("header") != "":
-			where, name = "header", f.Tag.Get("header")
-			raw = r.Header.Get(name)
+			present = query.Has(p.name)
+			raw = query.Get(p.name)
+		case "header":
+			raw = r.Header.Get(p.name)
 			present = raw != ""
-		case f.Anonymous && f.Type.Kind() == reflect.Struct:
-			body, err := bindParams(r, v.Field(i), query)
-			if err != nil {
-				return false, err
-			}
-			hasBody = hasBody || body
-			continue
-		default:
-			if f.Tag.Get("json") != "-" && f.IsExported() {
-				hasBody = true
-			}
-			continue
 		}
 		if !present {
 			continue
 		}
-		if err := setScalar(v.Field(i), raw); err != nil {
-			return false, errs.E(errs.Invalid, "%s parameter %q: %v", where, name, err)
+		if err := setScalar(v.FieldByIndex(p.index), raw); err != nil {
+			return errs.E(errs.Invalid, "%s parameter %q: %v", p.where, p.name, err)
 		}
 	}
-	return hasBody, nil
+	return nil
 }
 
 // checkID answers 400 for a path parameter that is not a well-formed ID, instead of looking it up.

@@ -30,15 +30,21 @@ func DirectoryOf(ctx context.Context) string {
 	return d
 }
 
-// WithLogger attaches the request's logger (carrying its request ID).
-func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
-	return context.WithValue(ctx, loggerKey, l)
+// WithLogger attaches the request's logger: base with the request's ID, made only when something
+// is logged, so that a request that logs nothing costs no logger.
+func WithLogger(ctx context.Context, base *slog.Logger, requestID string) context.Context {
+	return context.WithValue(ctx, loggerKey, requestLogger{base: base, id: requestID})
+}
+
+type requestLogger struct {
+	base *slog.Logger
+	id   string
 }
 
 // LoggerOf returns the request's logger.
 func LoggerOf(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
-		return l
+	if l, ok := ctx.Value(loggerKey).(requestLogger); ok {
+		return l.base.With("request_id", l.id)
 	}
 	return slog.New(slog.DiscardHandler)
 }

@@ -63,10 +63,11 @@ func op[In, Out any](method, path, opID, summary string, fn func(c *Call, in *In
 	} else {
 		o.Response = &out
 	}
+	bind := bindingOf(reflect.TypeFor[In]())
 	o.Handler = func(w http.ResponseWriter, r *http.Request) {
 		c := &Call{W: w, R: r, Dir: DirectoryOf(r.Context())}
 		var in In
-		if err := decode(r, &in); err != nil {
+		if err := bind.decode(r, &in); err != nil {
 			writeError(w, r, err)
 			return
 		}

@@ -186,8 +186,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			reqID = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-ID", reqID)
-		log := s.log.With("request_id", reqID)
-		r = r.WithContext(routes.WithLogger(r.Context(), log))
+		r = r.WithContext(routes.WithLogger(r.Context(), s.log, reqID))
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, upgrade: r.Header.Get("Upgrade") != ""}
 		start := time.Now()
 		defer func() {
@@ -195,14 +194,16 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				log.Error("panic", "panic", p, "stack", string(debug.Stack()))
+				s.log.Error("panic", "request_id", reqID, "panic", p, "stack", string(debug.Stack()))
 				if !rec.wrote {
 					routes.WriteError(rec, r, errs.E(errs.Internal, "Unexpected server error. Check server logs for details."))
 				}
 			}
-			log.LogAttrs(r.Context(), slog.LevelDebug, "request",
-				slog.String("method", r.Method), slog.String("path", r.URL.Path),
-				slog.Int("status", rec.status), slog.Duration("took", time.Since(start)))
+			if s.log.Enabled(r.Context(), slog.LevelDebug) {
+				s.log.LogAttrs(r.Context(), slog.LevelDebug, "request", slog.String("request_id", reqID),
+					slog.String("method", r.Method), slog.String("path", r.URL.Path),
+					slog.Int("status", rec.status), slog.Duration("took", time.Since(start)))
+			}
 		}()
 		next.ServeHTTP(rec, r)
 	})

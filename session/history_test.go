@@ -196,3 +196,55 @@ func TestListJSONIsTheDecodedPageEncodedAgain(t *testing.T) {
 		}
 	}
 }
+
+func TestAKeptListingNeverOutlivesAChange(t *testing.T) {
+	s, _, dir := newService(t)
+	ctx := context.Background()
+	first, err := s.Create(ctx, dir, CreateInput{Title: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ListInput{Directory: dir, Limit: 10}
+	list := func() string {
+		t.Helper()
+		body, _, err := s.ListJSON(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(body)
+	}
+	before := list()
+	if again := list(); again != before {
+		t.Fatalf("two listings without a change differ:\n%s\n%s", before, again)
+	}
+	var second Session
+	changes := []struct {
+		name   string
+		change func() error
+	}{
+		{"a session is created", func() (err error) { second, err = s.Create(ctx, dir, CreateInput{Title: "second"}); return err }},
+		{"a session is renamed", func() error { _, err := s.Update(ctx, first.ID, UpdateInput{Title: ptr("renamed")}); return err }},
+		{"a prompt retitles and touches a session in one transaction", func() error {
+			_, err := s.Prompt(ctx, second.ID, text("hello there"))
+			return err
+		}},
+		{"a session is deleted", func() error { return s.Delete(ctx, first.ID) }},
+	}
+	for _, c := range changes {
+		t.Run(c.name, func(t *testing.T) {
+			list() // kept before the change
+			if err := c.change(); err != nil {
+				t.Fatal(err)
+			}
+			want, _, err := s.listJSON(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := list(); got != string(want) {
+				t.Fatalf("after the change the listing is\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

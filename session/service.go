@@ -44,6 +44,7 @@ type Service struct {
 	loop     *loop             // the prompt loop; nil without Options.Agent
 
 	histories histories // the start of each recent session's provider history, kept between turns
+	listed    listCache // encoded listings, kept while the sessions table does not change
 }
 
 // Options configure a Service.
@@ -269,8 +270,24 @@ func (s *Service) List(ctx context.Context, in ListInput) (Page[Session], error)
 }
 
 // ListJSON is List encoded for the wire, a JSON array of the stored session documents passed
-// through as they are.
+// through as they are. The body may be shared with other callers and must not be modified.
 func (s *Service) ListJSON(ctx context.Context, in ListInput) (body []byte, nextCursor string, err error) {
+	version := s.db.SessionsVersion()
+	if l, ok := s.listed.get(in, version); ok {
+		return l.body, l.next, nil
+	}
+	body, next, err := s.listJSON(ctx, in)
+	if err != nil {
+		return nil, "", err
+	}
+	// Kept only when no change committed meanwhile: the rows read may be older or newer than it.
+	if s.db.SessionsVersion() == version {
+		s.listed.put(in, version, listing{body: body, next: next})
+	}
+	return body, next, nil
+}
+
+func (s *Service) listJSON(ctx context.Context, in ListInput) (body []byte, nextCursor string, err error) {
 	rows, next, err := s.listRows(ctx, in)
 	if err != nil {
 		return nil, "", err

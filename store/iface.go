@@ -61,6 +61,8 @@ type Store interface {
 	Tx
 	// Tx runs fn in one write transaction, committed only when fn returns nil.
 	Tx(ctx context.Context, fn func(q Tx) error) error
+	// SessionsVersion changes after every committed change to the sessions table.
+	SessionsVersion() uint64
 }
 
 var _ Store = (*DB)(nil)

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 )
@@ -35,12 +36,31 @@ type DB struct {
 	// handler retries by sleeping, not in turn, so under many concurrent turns some writers would
 	// starve past busy_timeout; a Go mutex queues them instead. Readers are not affected (WAL).
 	writing sync.Mutex
+	// sessionsVersion changes after every committed change to the sessions table.
+	sessionsVersion atomic.Uint64
 }
 
 // Queries runs the store's statements, either on the pool or inside one transaction (tx set).
 type Queries struct {
 	db *DB
 	tx *sql.Tx
+	// sessionsTouched: the transaction changed the sessions table, and committing it changes
+	// SessionsVersion.
+	sessionsTouched bool
+}
+
+// SessionsVersion is a number that changes after every committed change to the sessions table
+// (never before the change is visible), so a reader can keep what it derived from the table for
+// as long as the number stays the same.
+func (s *DB) SessionsVersion() uint64 { return s.sessionsVersion.Load() }
+
+// sessionsChanged is called after each statement that changes the sessions table.
+func (s *Queries) sessionsChanged() {
+	if s.tx != nil {
+		s.sessionsTouched = true
+		return
+	}
+	s.db.sessionsVersion.Add(1)
 }
 
 // prepared returns the cached prepared statement for a query.
@@ -225,6 +245,7 @@ func (s *Queries) PutSession(ctx context.Context, r Session) error {
 		ON CONFLICT (id) DO UPDATE SET directory = excluded.directory, parent_id = excluded.parent_id,
 		title = excluded.title, updated = excluded.updated, data = excluded.data`,
 		r.ID, r.Directory, r.ParentID, r.Title, r.Created, r.Updated, r.Data)
+	s.sessionsChanged()
 	return wrap("put session", err)
 }
 
@@ -307,6 +328,7 @@ func escapeLike(s string) string {
 // DeleteSession removes a session and, through foreign keys, its messages, parts and todos.
 func (s *Queries) DeleteSession(ctx context.Context, id string) error {
 	res, err := s.exec(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+	s.sessionsChanged()
 	if err != nil {
 		return wrap("delete session", err)
 	}
@@ -561,10 +583,15 @@ func (s *DB) Tx(ctx context.Context, fn func(q Tx) error) error {
 		return wrap("begin", err)
 	}
 	defer tx.Rollback()
-	if err := fn(&Queries{db: s, tx: tx}); err != nil {
+	q := &Queries{db: s, tx: tx}
+	if err := fn(q); err != nil {
 		return err
 	}
-	return wrap("commit", tx.Commit())
+	err = tx.Commit()
+	if q.sessionsTouched {
+		s.sessionsVersion.Add(1)
+	}
+	return wrap("commit", err)
 }
 
 // SQL exposes the handle to packages that keep their own tables here (permission grants).

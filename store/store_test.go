@@ -377,3 +377,52 @@ func TestTheDatabaseIsReadableByItsOwnerOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionsVersionChangesWithEveryCommittedSessionChange(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	changes := []struct {
+		name    string
+		change  func() error
+		changed bool
+	}{
+		{"a session put on the pool", func() error {
+			return db.PutSession(ctx, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1, Data: []byte(`{}`)})
+		}, true},
+		{"a message put", func() error {
+			return db.PutMessage(ctx, store.Message{ID: "msg_1", SessionID: "ses_a", Created: 1, Data: []byte(`{}`)})
+		}, false},
+		{"a session put in a committed transaction", func() error {
+			return db.Tx(ctx, func(q store.Tx) error {
+				return q.PutSession(ctx, store.Session{ID: "ses_b", Directory: "/p", Title: "b", Created: 2, Updated: 2, Data: []byte(`{}`)})
+			})
+		}, true},
+		{"a session put in a transaction rolled back", func() error {
+			err := db.Tx(ctx, func(q store.Tx) error {
+				if err := q.PutSession(ctx, store.Session{ID: "ses_c", Directory: "/p", Title: "c", Created: 3, Updated: 3, Data: []byte(`{}`)}); err != nil {
+					return err
+				}
+				return errors.New("boom")
+			})
+			if err == nil {
+				return errors.New("the transaction did not fail")
+			}
+			return nil
+		}, false},
+		{"a transaction without sessions", func() error {
+			return db.Tx(ctx, func(q store.Tx) error { return q.PutTodos(ctx, "ses_a", []byte(`[]`)) })
+		}, false},
+		{"a session deleted", func() error { return db.DeleteSession(ctx, "ses_b") }, true},
+	}
+	for _, c := range changes {
+		t.Run(c.name, func(t *testing.T) {
+			before := db.SessionsVersion()
+			if err := c.change(); err != nil {
+				t.Fatal(err)
+			}
+			if changed := db.SessionsVersion() != before; changed != c.changed {
+				t.Errorf("version changed: %v, want %v", changed, c.changed)
+			}
+		})
+	}
+}
