@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -366,13 +365,4 @@ func walkDir(ctx context.Context, abs, rel string, rules *Rules, visit func(stri
 		}
 	}
 	return nil
-}
-
-// cleanRel normalises a client-supplied relative path to slash form without "./".
-func cleanRel(p string) string {
-	p = path.Clean(filepath.ToSlash(p))
-	if p == "." {
-		return ""
-	}
-	return p
 }
