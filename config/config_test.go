@@ -508,3 +508,68 @@ func TestConcurrentPatchesAllLand(t *testing.T) {
 
 // switchedOn is how the MCP manager reads "enabled": servers are on unless switched off.
 func switchedOn(m config.MCPConfig) bool { return m.Enabled == nil || *m.Enabled }
+
+func TestStoredKeysAreTheTopLayer(t *testing.T) {
+	f := newFixture(t, nil,
+		map[string]string{"tandem.json": `{"provider": {"local": {"options": {"baseURL": "http://127.0.0.1:1/v1", "apiKey": "from-file"}}}}`},
+		map[string]string{"OPENAI_API_KEY": "from-env"})
+	l := f.loader()
+	l.Keys(func() map[string]string {
+		return map[string]string{"openai": "stored-openai", "local": "stored-local", "elsewhere": "stored-elsewhere"}
+	})
+	cfg, err := l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, provider, want string
+		stored               bool
+	}{
+		{"a stored key replaces the environment's", "openai", "stored-openai", true},
+		{"a stored key replaces the file's", "local", "stored-local", true},
+		{"a key for a provider neither built in nor configured is left out", "elsewhere", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := cfg.Provider[tt.provider].Options.APIKey; got != tt.want {
+				t.Errorf("apiKey = %q, want %q", got, tt.want)
+			}
+			if cfg.StoredKeys[tt.provider] != tt.stored {
+				t.Errorf("StoredKeys[%s] = %v", tt.provider, cfg.StoredKeys[tt.provider])
+			}
+			if _, listed := cfg.Provider[tt.provider]; listed != (tt.want != "") {
+				t.Errorf("provider %s listed: %v", tt.provider, listed)
+			}
+		})
+	}
+	if _, err := l.Patch([]byte(`{"username": "ada"}`)); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(f.project, "tandem.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "stored-") {
+		t.Errorf("a patch wrote a stored key into the project file: %s", raw)
+	}
+}
+
+func TestPatchChecksSeeThePatchAndTheMergedResult(t *testing.T) {
+	f := newFixture(t, nil, map[string]string{"tandem.json": `{"username": "ada"}`}, nil)
+	l := f.loader()
+	refuse := func(patch map[string]any, merged config.Config) error {
+		if _, ok := patch["model"]; ok && merged.Username == "ada" {
+			return errs.E(errs.Invalid, "model: refused")
+		}
+		return nil
+	}
+	if _, err := l.Patch([]byte(`{"model": "a/b"}`), refuse); !errs.Is(err, errs.Invalid) {
+		t.Fatalf("err = %v, want the check's refusal", err)
+	}
+	if raw, _ := os.ReadFile(filepath.Join(f.project, "tandem.json")); string(raw) != `{"username": "ada"}` {
+		t.Errorf("a refused patch changed the file: %s", raw)
+	}
+	if _, err := l.Patch([]byte(`{"small_model": "a/b"}`), refuse); err != nil {
+		t.Errorf("a patch the check lets through failed: %v", err)
+	}
+}

@@ -173,6 +173,54 @@ func TestDeleteCascadesToMessagesPartsAndTodos(t *testing.T) {
 	}
 }
 
+func TestDeletingAMessageOrAPart(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
+	put(t, db, store.Session{ID: "ses_b", Directory: "/p", Title: "b", Created: 1, Updated: 1})
+	for _, m := range []struct{ sid, mid string }{{"ses_a", "msg_1"}, {"ses_a", "msg_2"}, {"ses_b", "msg_3"}} {
+		if err := db.PutMessage(ctx, store.Message{ID: m.mid, SessionID: m.sid, Created: 1, Data: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []string{"a", "b"} {
+			if err := db.PutPart(ctx, store.Part{ID: "prt_" + m.mid + n, MessageID: m.mid, SessionID: m.sid, Data: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	count := func(table string) int {
+		t.Helper()
+		var n int
+		if err := db.SQL().QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	tests := []struct {
+		name          string
+		del           func() error
+		want          error
+		messages, prt int
+	}{
+		{"a message of another session is not found", func() error { return db.DeleteMessage(ctx, "ses_a", "msg_3") }, store.ErrNotFound, 3, 6},
+		{"a part of another message is not found", func() error { return db.DeletePart(ctx, "ses_a", "msg_1", "prt_msg_2a") }, store.ErrNotFound, 3, 6},
+		{"a part goes alone", func() error { return db.DeletePart(ctx, "ses_a", "msg_1", "prt_msg_1a") }, nil, 3, 5},
+		{"a message goes with its parts", func() error { return db.DeleteMessage(ctx, "ses_a", "msg_2") }, nil, 2, 3},
+		{"a message deleted twice is not found", func() error { return db.DeleteMessage(ctx, "ses_a", "msg_2") }, store.ErrNotFound, 2, 3},
+		{"a deleted part is not found", func() error { return db.DeletePart(ctx, "ses_a", "msg_1", "prt_msg_1a") }, store.ErrNotFound, 2, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.del(); !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			if m, p := count("messages"), count("parts"); m != tt.messages || p != tt.prt {
+				t.Fatalf("%d messages and %d parts left, want %d and %d", m, p, tt.messages, tt.prt)
+			}
+		})
+	}
+}
+
 func TestMessagePaging(t *testing.T) {
 	db := open(t)
 	ctx := context.Background()
