@@ -1,5 +1,5 @@
-// The official @opencode-ai/sdk's file and search calls (find, file, vcs, and the v2 fs.find the
-// terminal UI uses for @ completion) against the built tandem binary, in a git project. Every JSON
+// The official @opencode-ai/sdk's file and search calls (find, file, vcs, and the v2 fs.find and
+// fs.list the terminal UI uses for @ completion and to browse directories) against the built tandem binary, in a git project. Every JSON
 // answer is checked against OpenCode's schema for its route.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -73,6 +73,14 @@ describe('the SDK finds, lists and reads files through tandem', { skip }, () => 
     const res = ok(await client.v2.fs.find({ query: 'dialog', limit: '20', location: { directory: server.project } }));
     assert.equal(res.location.directory, server.project);
     assert.deepEqual(res.data[0], { path: 'src/components/Dialog.tsx', type: 'file' });
+  });
+
+  test('the v2 fs.list the TUI browses directories with answers the children of one directory', async () => {
+    const res = ok(await client.v2.fs.list({ path: 'src', location: { directory: server.project } }));
+    assert.deepEqual(res.data, [
+      { path: 'src/components', type: 'directory' },
+      { path: 'src/server', type: 'directory' },
+    ]);
   });
 
   test('find.text answers ripgrep matches, ignored files skipped', async () => {

@@ -79,6 +79,13 @@ func (q *FsFindQuery) Validate() error {
 	return checkLimit(&q.Limit)
 }
 
+// FsListQuery is GET /api/fs/list's input (OpenCode's v2 surface).
+type FsListQuery struct {
+	LocationDirectory string `query:"location[directory]" description:"The directory (as ?directory= on v1 routes)."`
+	LocationWorkspace string `query:"location[workspace]" description:"Accepted for OpenCode compatibility: tandem has no workspaces."`
+	Path              string `query:"path" description:"A subdirectory, relative to the location's directory (default: the directory itself); it may not lead outside it."`
+}
+
 // SymbolQuery is GET /find/symbol's input.
 type SymbolQuery struct {
 	Query string `query:"query" required:"true"`
@@ -211,6 +218,18 @@ func (f *Files) Ops() []Op {
 		}).doc("OpenCode's v2 file search, which its terminal UI calls for @ completion: the same ranking as GET /find/file, " +
 			"directories without the trailing slash and typed instead. The directory comes from location[directory] " +
 			"(or ?directory= and x-opencode-directory)."),
+		op(http.MethodGet, "/api/fs/list", "v2.fs.list", "List directory", func(c *Call, in *FsListQuery) (FsFindResult, error) {
+			nodes, err := files.List(c.Ctx(), c.Dir, in.Path)
+			if err != nil {
+				return FsFindResult{}, err
+			}
+			out := FsFindResult{Location: f.location(c.Dir), Data: make([]FsEntry, 0, len(nodes))}
+			for _, n := range nodes {
+				out.Data = append(out.Data, FsEntry{Path: n.Path, Type: n.Type})
+			}
+			return out, nil
+		}).doc("OpenCode's v2 directory listing, which its terminal UI reads to browse directories: the direct children of the "+
+			"location's directory (or of path inside it), directories first, paths relative to the location.", 403, 404),
 		op(http.MethodGet, "/find/symbol", "find.symbols", "Find symbols", func(c *Call, _ *SymbolQuery) ([]Symbol, error) {
 			return []Symbol{}, nil
 		}).doc("Always empty: tandem runs no language server to ask for workspace symbols (OpenCode's answer is empty too)."),

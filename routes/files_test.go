@@ -308,6 +308,13 @@ func TestFileRoutesAnswerInOpenCodesShapes(t *testing.T) {
 				t.Errorf("got %s", body)
 			}
 		}},
+		{"the v2 listing answers a directory's children with its location", "/api/fs/list?path=internal&location%5Bdirectory%5D=" + url.QueryEscape(dir), "v2.fs.list", func(t *testing.T, body []byte) {
+			var got routes.FsFindResult
+			_ = json.Unmarshal(body, &got)
+			if got.Location.Directory != dir || len(got.Data) != 1 || got.Data[0] != (routes.FsEntry{Path: "internal/store", Type: "directory"}) {
+				t.Errorf("got %s", body)
+			}
+		}},
 		{"text search answers ripgrep's matches", "/find?pattern=" + url.QueryEscape("func \\w+"), "find.text", func(t *testing.T, body []byte) {
 			var got []files.TextMatch
 			_ = json.Unmarshal(body, &got)
