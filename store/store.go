@@ -5,7 +5,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"embed"
@@ -14,6 +13,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -380,64 +380,82 @@ type MessageQuery struct {
 	FromID        string
 }
 
-// ListMessages returns the messages matching q, oldest first, each with its parts. It is one
-// query: the page's messages joined with their parts, in the order they are sent.
+// ListMessages returns the messages matching q, oldest first, each with its parts in ID order.
+// It is two queries whatever the page's size: the page's messages, then the parts of that range of
+// message IDs (one range of the parts_by_session index).
 func (s *Queries) ListMessages(ctx context.Context, q MessageQuery) ([]Message, map[string][]Part, error) {
 	var b strings.Builder
-	b.WriteString(`SELECT m.id, m.created, m.data, p.id, p.data FROM messages m LEFT JOIN parts p ON p.message_id = m.id
-		WHERE m.session_id = ?`)
+	b.WriteString(`SELECT id, created, data FROM messages WHERE session_id = ?`)
 	args := []any{q.SessionID}
 	if q.BeforeID != "" {
-		b.WriteString(` AND (m.created < ? OR (m.created = ? AND m.id < ?))`)
+		b.WriteString(` AND (created < ? OR (created = ? AND id < ?))`)
 		args = append(args, q.BeforeCreated, q.BeforeCreated, q.BeforeID)
 	}
 	if q.FromID != "" {
-		b.WriteString(` AND (m.created > ? OR (m.created = ? AND m.id >= ?))`)
+		b.WriteString(` AND (created > ? OR (created = ? AND id >= ?))`)
 		args = append(args, q.FromCreated, q.FromCreated, q.FromID)
 	}
 	if q.Limit > 0 {
-		// The oldest of the newest Limit messages bounds the page, so that the page is one range
-		// of the messages index.
-		b.WriteString(` AND (m.created, m.id) >= (SELECT created, id FROM (SELECT created, id FROM messages WHERE session_id = ?`)
-		args = append(args, q.SessionID)
-		if q.BeforeID != "" {
-			b.WriteString(` AND (created < ? OR (created = ? AND id < ?))`)
-			args = append(args, q.BeforeCreated, q.BeforeCreated, q.BeforeID)
-		}
-		b.WriteString(` ORDER BY created DESC, id DESC LIMIT ?) ORDER BY created, id LIMIT 1)`)
+		b.WriteString(` ORDER BY created DESC, id DESC LIMIT ?`)
 		args = append(args, q.Limit)
+	} else {
+		b.WriteString(` ORDER BY created, id`)
 	}
-	b.WriteString(` ORDER BY m.created, m.id, p.id`)
 	rows, err := s.query(ctx, b.String(), args...)
 	if err != nil {
 		return nil, nil, wrap("list messages", err)
 	}
-	defer rows.Close()
 	var msgs []Message
-	parts := map[string][]Part{}
-	var (
-		mID      string
-		mCreated int64
-		mData    sql.RawBytes
-		pID      sql.NullString
-		pData    []byte
-	)
+	if q.Limit > 0 {
+		msgs = make([]Message, 0, q.Limit)
+	}
 	for rows.Next() {
-		if err := rows.Scan(&mID, &mCreated, &mData, &pID, &pData); err != nil {
+		m := Message{SessionID: q.SessionID}
+		if err := rows.Scan(&m.ID, &m.Created, &m.Data); err != nil {
+			rows.Close()
 			return nil, nil, wrap("list messages", err)
 		}
-		// A message comes once per part: its document is copied the first time only.
-		if n := len(msgs); n == 0 || msgs[n-1].ID != mID {
-			msgs = append(msgs, Message{ID: mID, SessionID: q.SessionID, Created: mCreated, Data: bytes.Clone(mData)})
-		}
-		if pID.Valid {
-			parts[mID] = append(parts[mID], Part{ID: pID.String, MessageID: mID, SessionID: q.SessionID, Data: pData})
-		}
+		msgs = append(msgs, m)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, nil, wrap("list messages", err)
 	}
-	return msgs, parts, nil
+	if q.Limit > 0 {
+		slices.Reverse(msgs)
+	}
+	parts, err := s.partsOf(ctx, q.SessionID, msgs)
+	return msgs, parts, err
+}
+
+// partsOf reads the parts of msgs: those of the session whose message ID lies between the
+// smallest and the largest of msgs' IDs, keeping the ones of msgs.
+func (s *Queries) partsOf(ctx context.Context, sessionID string, msgs []Message) (map[string][]Part, error) {
+	out := make(map[string][]Part, len(msgs))
+	if len(msgs) == 0 {
+		return out, nil
+	}
+	lo, hi := msgs[0].ID, msgs[0].ID
+	for _, m := range msgs {
+		lo, hi = min(lo, m.ID), max(hi, m.ID)
+		out[m.ID] = nil
+	}
+	rows, err := s.query(ctx, `SELECT message_id, id, data FROM parts WHERE session_id = ? AND message_id BETWEEN ? AND ? ORDER BY message_id, id`,
+		sessionID, lo, hi)
+	if err != nil {
+		return nil, wrap("list parts", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		p := Part{SessionID: sessionID}
+		if err := rows.Scan(&p.MessageID, &p.ID, &p.Data); err != nil {
+			return nil, wrap("list parts", err)
+		}
+		if ps, ok := out[p.MessageID]; ok {
+			out[p.MessageID] = append(ps, p)
+		}
+	}
+	return out, wrap("list parts", rows.Err())
 }
 
 // CountMessagesBefore counts a session's messages before a position (created time, then ID): a
