@@ -25,6 +25,7 @@ func (s *Service) exclusive(sessionID string, fn func() error) error {
 	lp := s.loop
 	if lp == nil {
 		s.mu.Unlock()
+		defer s.histories.drop(sessionID)
 		return fn()
 	}
 	if _, busy := lp.runners[sessionID]; busy {
@@ -41,6 +42,8 @@ func (s *Service) exclusive(sessionID string, fn func() error) error {
 	s.mu.Unlock()
 
 	err := fn()
+	// fn may have changed messages the kept history holds: the next turn reads them all again.
+	s.histories.drop(sessionID)
 	s.mu.Lock()
 	r := lp.runners[sessionID]
 	if len(r.queue) == 0 {

@@ -14,11 +14,11 @@ import (
 // message, the replies of its turn and the prompts queued meanwhile. A turn then costs what is new
 // in it, not the whole conversation.
 //
-// What it keeps never goes stale: messages and parts before a turn's user message are not
-// rewritten while the server runs (only new messages are added, and a crash's leftovers are
-// marked at start, before anything is kept), and each use first counts the stored messages
-// before its cursor, so that one inserted among them (a clock that went back) sends the turn
-// back to reading everything.
+// What it keeps never goes stale: turns only add messages after it, a crash's leftovers are
+// marked at start (before anything is kept), and the edits of a session's history (deleting a
+// message or a part, replacing a part) run through Service.exclusive, which drops what is kept
+// for that session. Each use also first counts the stored messages before its cursor, so that
+// one inserted among them (a clock that went back) sends the turn back to reading everything.
 type histories struct {
 	mu      sync.Mutex
 	entries map[string]*historyPrefix

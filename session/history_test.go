@@ -248,3 +248,48 @@ func TestAKeptListingNeverOutlivesAChange(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestEditingTheHistoryIsSeenByTheNextTurn(t *testing.T) {
+	ctx := context.Background()
+	s, _, dir := newService(t)
+	sess, err := s.Create(ctx, dir, CreateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"the first prompt", "read: missing.txt", "the third prompt"} {
+		if _, err := s.Prompt(ctx, sess.ID, text(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := s.Messages(ctx, sess.ID, MessagesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := page.Items[0].Parts[0]
+	edited := "the first prompt, edited"
+	first.Text = &edited
+	if _, err := s.UpdatePart(ctx, sess.ID, first.MessageID, first.ID, first); err != nil {
+		t.Fatal(err)
+	}
+	// The second turn's reply: its step-finish part goes.
+	reply := page.Items[3]
+	if err := s.DeletePart(ctx, sess.ID, reply.Info.ID, reply.Parts[len(reply.Parts)-1].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, sess.ID, text("the fourth prompt")); err != nil {
+		t.Fatal(err)
+	}
+	upTo := lastUser(t, s, sess.ID)
+
+	kept, err := s.history(ctx, sess.ID, upTo)
+
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full := fullHistory(t, s, sess.ID, upTo); !reflect.DeepEqual(kept, full) {
+		t.Fatalf("kept history\n%+v\nread from every message\n%+v", kept, full)
+	}
+	if kept[0].Text != edited {
+		t.Fatalf("the first message of the history is %q, want the edited text", kept[0].Text)
+	}
+}
