@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"os"
 	"path"
@@ -171,25 +173,28 @@ func Read(ctx context.Context, dir, rel string) (Content, error) {
 	if err != nil {
 		return Content{}, err
 	}
-	fi, err := os.Stat(t.Real)
-	switch {
-	case err == nil && fi.IsDir():
-		return Content{}, errs.E(errs.Invalid, "path: %s is a directory; list it with GET /file", t.Rel)
-	case err == nil && fi.Size() > MaxContent:
-		return Content{}, errs.E(errs.TooLarge, "%s is %d bytes; files over %d bytes are not read", t.Rel, fi.Size(), MaxContent)
-	case err != nil:
+	f, err := OpenInside(dir, t)
+	if errors.Is(err, fs.ErrNotExist) {
 		d, derr := fileDiff(ctx, dir, t.Rel)
 		if derr != nil || d.text == "" {
 			return Content{}, errs.E(errs.NotFound, "File not found: %s", t.Rel)
 		}
 		return Content{Type: "text", Content: "", Diff: d.text, Patch: d.patch}, nil
 	}
-	f, err := os.Open(t.Real)
 	if err != nil {
 		return Content{}, errs.E(errs.Forbidden, "%s cannot be read: %v", t.Rel, err)
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return Content{}, err
+	case fi.IsDir():
+		return Content{}, errs.E(errs.Invalid, "path: %s is a directory; list it with GET /file", t.Rel)
+	case fi.Size() > MaxContent:
+		return Content{}, errs.E(errs.TooLarge, "%s is %d bytes; files over %d bytes are not read", t.Rel, fi.Size(), MaxContent)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxContent+1))
-	f.Close()
 	if err != nil {
 		return Content{}, err
 	}

@@ -26,13 +26,19 @@ func List(ctx context.Context, dir, rel string) ([]Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(t.Real)
+	d, err := OpenInside(dir, t)
 	if err != nil {
-		if fi, serr := os.Stat(t.Real); serr == nil && !fi.IsDir() {
-			return nil, errs.E(errs.Invalid, "path: %s is a file, not a directory", t.Rel)
-		}
 		return nil, errs.E(errs.NotFound, "Directory not found: %s", t.Rel)
 	}
+	defer d.Close()
+	if fi, err := d.Stat(); err == nil && !fi.IsDir() {
+		return nil, errs.E(errs.Invalid, "path: %s is a file, not a directory", t.Rel)
+	}
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, errs.E(errs.NotFound, "Directory %s cannot be read: %v", t.Rel, err)
+	}
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	rules := rulesFor(dir, t.Rel)
 	nodes := make([]Node, 0, len(entries))
 	for _, e := range entries {

@@ -5,6 +5,7 @@
 package files
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -35,6 +36,22 @@ func Resolve(root, p string) (Target, error) {
 		return Target{}, errs.Named(errs.Forbidden, "ForbiddenError", "Access denied: %q leads outside the project directory %s through a symbolic link", p, root)
 	}
 	return Target{Abs: abs, Real: real, Rel: RelSlash(root, abs)}, nil
+}
+
+// OpenInside opens t through an os.Root on the project directory, so a symlink swapped in after
+// Resolve checked the path still cannot lead the open outside the directory.
+func OpenInside(root string, t Target) (*os.File, error) {
+	realRoot := EvalExisting(filepath.Clean(root))
+	r, err := os.OpenRoot(realRoot)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	rel, err := filepath.Rel(realRoot, t.Real)
+	if err != nil {
+		return nil, err
+	}
+	return r.Open(rel)
 }
 
 // EvalExisting evaluates symlinks in the longest existing prefix of p and appends the rest, so a path
