@@ -327,7 +327,7 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
 
     const diff = ok(await client.session.diff({ sessionID }));
     assert.equal(diff.length, 1);
-    assert.match(diff[0].file, /notes\.txt$/);
+    assert.equal(diff[0].file, 'notes.txt', 'relative to the work tree, as OpenCode names it');
     assert.equal(diff[0].status, 'added');
     assert.equal(diff[0].additions, 1);
     assert.equal(diff[0].deletions, 0);

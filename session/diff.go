@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"tandem/store"
 
@@ -22,10 +23,17 @@ type fileChange struct {
 	Status string `json:"status,omitempty"`
 }
 
-// diff is the change in OpenCode's FileDiff shape.
-func (c fileChange) diff() FileDiff {
-	patch, add, del := tool.Patch(c.File, c.Before, c.After)
-	return FileDiff{File: c.File, Patch: patch, Additions: add, Deletions: del, Status: c.Status}
+// diff is the change in OpenCode's FileDiff shape. Its file is relative to root (the session's
+// work tree) as in OpenCode; a file outside root keeps its absolute path.
+func (c fileChange) diff(root string) FileDiff {
+	file := c.File
+	if root != "" && filepath.IsAbs(file) {
+		if rel, err := filepath.Rel(root, file); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			file = rel
+		}
+	}
+	patch, add, del := tool.Patch(file, c.Before, c.After)
+	return FileDiff{File: file, Patch: patch, Additions: add, Deletions: del, Status: c.Status}
 }
 
 // sessionDiff is the session's changes, one per file. It is stored and kept current by each turn;
@@ -117,11 +125,11 @@ func foldDiffs(diffs map[string]fileChange, parts []Part) {
 	}
 }
 
-// diffList is the changes as FileDiffs, in file order.
-func diffList(m map[string]fileChange) []FileDiff {
+// diffList is the changes as FileDiffs, in file order, their files relative to root.
+func diffList(m map[string]fileChange, root string) []FileDiff {
 	list := make([]FileDiff, 0, len(m))
 	for _, c := range m {
-		list = append(list, c.diff())
+		list = append(list, c.diff(root))
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].File < list[j].File })
 	return list
@@ -130,7 +138,8 @@ func diffList(m map[string]fileChange) []FileDiff {
 // Diff is GET /session/{id}/diff: the files the session changed. With messageID, only the changes
 // of that user message's turn.
 func (s *Service) Diff(ctx context.Context, sessionID, messageID string) ([]FileDiff, error) {
-	if _, err := s.Get(ctx, sessionID); err != nil {
+	sess, err := s.Get(ctx, sessionID)
+	if err != nil {
 		return nil, err
 	}
 	if messageID != "" {
@@ -144,7 +153,7 @@ func (s *Service) Diff(ctx context.Context, sessionID, messageID string) ([]File
 		return []FileDiff{}, nil
 	}
 	var diff map[string]fileChange
-	err := s.db.Tx(ctx, func(q store.Tx) error {
+	err = s.db.Tx(ctx, func(q store.Tx) error {
 		var err error
 		diff, err = sessionDiff(ctx, q, sessionID)
 		return err
@@ -152,7 +161,7 @@ func (s *Service) Diff(ctx context.Context, sessionID, messageID string) ([]File
 	if err != nil {
 		return nil, err
 	}
-	return diffList(diff), nil
+	return diffList(diff, Worktree(sess.Directory)), nil
 }
 
 // Worktree is the git work tree containing dir, or dir itself outside git.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -66,12 +67,31 @@ func TestTheSessionDiffKeepsTheFirstBeforeAndTheLastAfter(t *testing.T) {
 	}
 	changes := map[string]fileChange{}
 	foldDiffs(changes, []Part{done("f", "a\n", "b\n"), done("f", "b\n", "c\n"), done("g", "", "new\n")})
-	got := diffList(changes)
+	got := diffList(changes, "")
 	if len(got) != 2 || got[0].File != "f" || got[0].Status != "modified" || got[0].Additions != 1 || got[0].Deletions != 1 ||
 		got[0].Patch != "Index: f\n===================================================================\n--- f\n+++ f\n@@ -1,1 +1,1 @@\n-a\n+c\n" {
 		t.Fatalf("folded diff %+v", got)
 	}
 	if got[1].File != "g" || got[1].Status != "added" || got[1].Additions != 1 {
 		t.Fatalf("the added file %+v", got[1])
+	}
+}
+
+func TestDiffFilesAreRelativeToTheWorkTree(t *testing.T) {
+	tests := []struct {
+		name, file, root, want string
+	}{
+		{"a file in the work tree is named from its root", "/w/src/a.go", "/w", "src/a.go"},
+		{"a file outside the work tree keeps its absolute path", "/elsewhere/a.go", "/w", "/elsewhere/a.go"},
+		{"a sibling whose name starts like the root is outside it", "/w2/a.go", "/w", "/w2/a.go"},
+		{"without a root the path is kept", "/w/src/a.go", "", "/w/src/a.go"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := fileChange{File: tt.file, After: "x\n", Status: "added"}.diff(tt.root)
+			if got.File != tt.want || !strings.Contains(got.Patch, "+++ "+tt.want+"\n") {
+				t.Fatalf("file %q, patch %q; want %q", got.File, got.Patch, tt.want)
+			}
+		})
 	}
 }

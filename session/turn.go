@@ -449,13 +449,14 @@ func (s *Service) failTurn(ctx context.Context, dir string, msg *Message, parts 
 func (s *Service) finishTurn(ctx context.Context, dir, sid string, user Message, turnDiff map[string]fileChange, cost float64, tokens Tokens) {
 	var sess Session
 	var list []FileDiff
-	user.Summary = &MessageSummary{Diffs: diffList(turnDiff)}
+	root := Worktree(dir)
+	user.Summary = &MessageSummary{Diffs: diffList(turnDiff, root)}
 	err := s.db.Tx(ctx, func(q store.Tx) error {
 		diff, err := sessionDiff(ctx, q, sid)
 		if err != nil {
 			return err
 		}
-		list = diffList(diff)
+		list = diffList(diff, root)
 		sess, err = s.change(ctx, q, sid, func(x *Session) {
 			x.Cost += cost
 			addTokens(&x.Tokens, tokens)

@@ -103,7 +103,7 @@ func (d *FileDiff) UnmarshalJSON(b []byte) error {
 	}
 	*d = FileDiff(v.plain)
 	if d.Patch == "" && (v.Before != nil || v.After != nil) {
-		*d = fileChange{File: d.File, Before: deref(v.Before), After: deref(v.After), Status: d.Status}.diff()
+		*d = fileChange{File: d.File, Before: deref(v.Before), After: deref(v.After), Status: d.Status}.diff("")
 	}
 	return nil
 }

@@ -709,7 +709,7 @@ func TestWriteShowsInTheSessionDiff(t *testing.T) {
 	}
 	var diff []session.FileDiff
 	td.call(t, http.MethodGet, "/session/"+sid+"/diff", "", http.StatusOK, &diff)
-	if len(diff) != 1 || !strings.HasSuffix(diff[0].File, "todo.txt") || diff[0].Status != "added" || diff[0].Additions != 1 || diff[0].Deletions != 0 ||
+	if len(diff) != 1 || diff[0].File != "notes/todo.txt" || diff[0].Status != "added" || diff[0].Additions != 1 || diff[0].Deletions != 0 ||
 		!strings.Contains(diff[0].Patch, "+++ "+diff[0].File+"\n@@ -0,0 +1,1 @@\n+buy milk\n") {
 		t.Fatalf("session diff %+v", diff)
 	}
