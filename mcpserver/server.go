@@ -67,7 +67,8 @@ type Options struct {
 
 // Server builds MCP servers over one set of tandem services.
 type Server struct {
-	o Options
+	o  Options
+	rt *roundTrips
 }
 
 // New returns a Server; call MCP for each connection's *mcp.Server (or share one).
@@ -81,17 +82,14 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{o: o}
+	return &Server{o: o, rt: newRoundTrips()}
 }
 
-// protocolVersion caps what tandem negotiates: server-initiated elicitation/create is refused by the
-// SDK on 2026-07-28 sessions, and approvals mid-turn need it.
-const protocolVersion = "2025-11-25"
 
 // MCP returns an MCP server with tandem's tools.
 func (s *Server) MCP() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "tandem", Version: s.o.Version}, &mcp.ServerOptions{
-		SupportedProtocolVersions: []string{protocolVersion, "2025-06-18", "2025-03-26"},
+		SupportedProtocolVersions: []string{multiRoundTripVersion, "2025-11-25", "2025-06-18", "2025-03-26"},
 		Instructions:              "tandem runs coding-agent sessions. Start one with the tandem tool, continue it with tandem-reply.",
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "tandem", Title: "Start a tandem session",
@@ -199,6 +197,9 @@ type SessionsResult struct {
 }
 
 func (s *Server) start(ctx context.Context, req *mcp.CallToolRequest, in StartInput) (*mcp.CallToolResult, Result, error) {
+	if req.Params.RequestState != "" {
+		return s.nextRound(ctx, req)
+	}
 	if strings.TrimSpace(in.Prompt) == "" {
 		return nil, Result{}, errors.New("prompt: required")
 	}
@@ -214,6 +215,9 @@ func (s *Server) start(ctx context.Context, req *mcp.CallToolRequest, in StartIn
 }
 
 func (s *Server) reply(ctx context.Context, req *mcp.CallToolRequest, in ReplyInput) (*mcp.CallToolResult, Result, error) {
+	if req.Params.RequestState != "" {
+		return s.nextRound(ctx, req)
+	}
 	if strings.TrimSpace(in.Prompt) == "" {
 		return nil, Result{}, errors.New("prompt: required")
 	}
@@ -224,6 +228,9 @@ func (s *Server) reply(ctx context.Context, req *mcp.CallToolRequest, in ReplyIn
 }
 
 func (s *Server) query(ctx context.Context, req *mcp.CallToolRequest, in QueryInput) (*mcp.CallToolResult, Result, error) {
+	if req.Params.RequestState != "" {
+		return s.nextRound(ctx, req)
+	}
 	if strings.TrimSpace(in.Prompt) == "" {
 		return nil, Result{}, errors.New("prompt: required")
 	}
@@ -295,19 +302,26 @@ func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, cwd, agen
 }
 
 func clientName(req *mcp.CallToolRequest) string {
-	if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
-		return p.ClientInfo.Name
+	if info := req.ClientInfo(); info != nil && info.Name != "" {
+		return info.Name
 	}
 	return "mcp"
 }
 
 func canElicit(req *mcp.CallToolRequest) bool {
-	p := req.Session.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+	c := req.ClientCapabilities()
+	return c != nil && c.Elicitation != nil
 }
 
 // turn runs one prompt while a watcher routes the session's approvals, and returns its answer.
 func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, sid, prompt, agent string, model *session.MessageModel) (*mcp.CallToolResult, Result, error) {
+	in := session.PromptInput{Agent: agent, Model: model, Parts: []session.PartInput{{Type: "text", Text: prompt}}}
+	if multiRoundTrip(req) {
+		if err := s.startBackground(ctx, sid, in); err != nil {
+			return nil, Result{}, err
+		}
+		return s.awaitRound(ctx, req, sid)
+	}
 	w := &watcher{s: s, req: req, sid: sid, elicit: canElicit(req), token: req.Params.GetProgressToken()}
 	sub, _, err := s.o.Bus.Subscribe("", func(ev *bus.Event) bool {
 		return strings.HasPrefix(ev.Type, "permission.") || strings.HasPrefix(ev.Type, "question.")
@@ -315,23 +329,10 @@ func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, sid, prompt
 	if err != nil {
 		return nil, Result{}, err
 	}
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.run(wctx, sub)
-	}()
-	defer func() {
-		stop()
-		sub.Close()
-		<-done
-		w.wg.Wait()
-	}()
+	defer w.watch(ctx, sub)()
 	w.progress(ctx, "turn started")
 
-	reply, err := s.o.Sessions.Prompt(ctx, sid, session.PromptInput{Agent: agent, Model: model,
-		Parts: []session.PartInput{{Type: "text", Text: prompt}}})
-	res := Result{SessionID: sid, Approvals: w.statement()}
+	reply, err := s.o.Sessions.Prompt(ctx, sid, in)
 	if ctx.Err() != nil {
 		// The client cancelled the tools/call: the turn stops too.
 		if _, aerr := s.o.Sessions.Abort(context.WithoutCancel(ctx), sid); aerr != nil {
@@ -339,11 +340,24 @@ func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, sid, prompt
 		}
 		return nil, Result{}, ctx.Err()
 	}
+	return s.result(sid, reply, err, w.statement())
+}
+
+// nextRound continues a multi-round-trip call: it applies the client's answers and waits again.
+func (s *Server) nextRound(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, Result, error) {
+	sid, err := s.resumeRound(req)
 	if err != nil {
 		return nil, Result{}, err
 	}
-	res.Answer = answerOf(reply)
-	res.Status = "completed"
+	return s.awaitRound(ctx, req, sid)
+}
+
+// result is a finished turn as the tool's result: structured, and as text for older clients.
+func (s *Server) result(sid string, reply session.WithParts, err error, approvals string) (*mcp.CallToolResult, Result, error) {
+	if err != nil {
+		return nil, Result{}, err
+	}
+	res := Result{SessionID: sid, Approvals: approvals, Answer: answerOf(reply), Status: "completed"}
 	if e := reply.Info.Error; e != nil {
 		res.Status = "error"
 		if e.Name == "MessageAbortedError" {
@@ -387,6 +401,8 @@ type watcher struct {
 	elicit bool
 	token  any
 
+	rounds bool // a multi-round-trip client: approvals go back in input-required results
+
 	mu      sync.Mutex
 	waiting map[string]context.CancelFunc // permission ID -> cancels its elicitation
 	steps   float64
@@ -394,6 +410,9 @@ type watcher struct {
 }
 
 func (w *watcher) statement() string {
+	if w.elicit && w.rounds {
+		return fmt.Sprintf("asked as input requests (multi-round-trip, %s) and in the pending list; unanswered after %s: rejected", multiRoundTripVersion, w.s.o.Timeout)
+	}
 	if w.elicit {
 		return fmt.Sprintf("asked through elicitation (and the pending list); unanswered after %s: rejected", w.s.o.Timeout)
 	}
@@ -409,6 +428,23 @@ func (w *watcher) statement() string {
 type envelope struct {
 	Type       string          `json:"type"`
 	Properties json.RawMessage `json:"properties"`
+}
+
+// watch routes the session's requests until the returned stop is called; stop also closes sub and
+// waits for every request the watcher started.
+func (w *watcher) watch(ctx context.Context, sub *bus.Subscription) (stop func()) {
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.run(wctx, sub)
+	}()
+	return func() {
+		cancel()
+		sub.Close()
+		<-done
+		w.wg.Wait()
+	}
 }
 
 func (w *watcher) run(ctx context.Context, sub *bus.Subscription) {
@@ -652,6 +688,14 @@ func questionAnswers(q question.Request, content map[string]any) []question.Answ
 	return out
 }
 
+func questionMessage(q question.Request) string {
+	var msg []string
+	for _, info := range q.Questions {
+		msg = append(msg, info.Question)
+	}
+	return "tandem asks: " + strings.Join(msg, " / ")
+}
+
 // ask puts the agent's questions to the client as a form, or applies the strategy.
 func (w *watcher) ask(ctx context.Context, q question.Request) {
 	w.progress(ctx, "question asked")
@@ -672,12 +716,7 @@ func (w *watcher) ask(ctx context.Context, q question.Request) {
 		reject()
 		return
 	}
-	var msg []string
-	for _, info := range q.Questions {
-		msg = append(msg, info.Question)
-	}
-	res, err := w.req.Session.Elicit(ctx, &mcp.ElicitParams{Meta: w.meta(), Message: "tandem asks: " + strings.Join(msg, " / "),
-		RequestedSchema: questionSchema(q)})
+	res, err := w.req.Session.Elicit(ctx, &mcp.ElicitParams{Meta: w.meta(), Message: questionMessage(q), RequestedSchema: questionSchema(q)})
 	switch {
 	case err == nil && res.Action == "accept":
 		if err := w.s.o.Questions.Reply(q.ID, questionAnswers(q, res.Content), who); err != nil {

@@ -14,8 +14,14 @@ import (
 	"tandem/mcpserver"
 )
 
-// connectMCP connects a go-sdk client to tandem's MCP server over in-memory transports.
-func connectMCP(t *testing.T, td *tandem, strategy mcpserver.Strategy, timeout time.Duration, opts *mcp.ClientOptions) *mcp.ClientSession {
+// The protocol generations tandem's MCP server speaks: 2025-11-25 asks approvals with server-initiated
+// elicitation/create; 2026-07-28 (stateless) returns them as input-required results that the go-sdk
+// client answers and retries (multi-round-trip, SEP-2322).
+var mcpVersions = []string{"2025-11-25", "2026-07-28"}
+
+// connectMCP connects a go-sdk client to tandem's MCP server over in-memory transports; proto ""
+// lets the client pick (the newest).
+func connectMCP(t *testing.T, td *tandem, strategy mcpserver.Strategy, timeout time.Duration, opts *mcp.ClientOptions, proto string) *mcp.ClientSession {
 	t.Helper()
 	srv := td.m.mcpServer(strategy, timeout).MCP()
 	ct, st := mcp.NewInMemoryTransports()
@@ -23,7 +29,7 @@ func connectMCP(t *testing.T, td *tandem, strategy mcpserver.Strategy, timeout t
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcp-test", Version: "1"}, opts).Connect(t.Context(), ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcp-test", Version: "1"}, opts).Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: proto})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,57 +50,65 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 }
 
 func TestMCPStartReplyAndSessions(t *testing.T) {
-	td := startTandem(t, setup{})
-	cs := connectMCP(t, td, mcpserver.Deny, time.Minute, nil)
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			td := startTandem(t, setup{})
+			cs := connectMCP(t, td, mcpserver.Deny, time.Minute, nil, proto)
 
-	_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "hello there"})
-	sid, _ := out["sessionId"].(string)
-	if !strings.HasPrefix(sid, "ses_") || out["status"] != "completed" || out["answer"] == "" {
-		t.Fatalf("tandem: %v", out)
-	}
-	_, again := callTool(t, cs, "tandem-reply", map[string]any{"sessionId": sid, "prompt": "and again"})
-	if again["sessionId"] != sid || again["status"] != "completed" {
-		t.Fatalf("tandem-reply: %v", again)
-	}
-	if n := len(td.messages(t, sid)); n != 4 {
-		t.Fatalf("session has %d messages after two turns, want 4", n)
-	}
-	_, list := callTool(t, cs, "tandem-sessions", map[string]any{})
-	sessions, _ := list["sessions"].([]any)
-	if len(sessions) != 1 || sessions[0].(map[string]any)["client"] != "mcp-test" {
-		t.Fatalf("tandem-sessions: %v", list)
+			_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "hello there"})
+			sid, _ := out["sessionId"].(string)
+			if !strings.HasPrefix(sid, "ses_") || out["status"] != "completed" || out["answer"] == "" {
+				t.Fatalf("tandem: %v", out)
+			}
+			_, again := callTool(t, cs, "tandem-reply", map[string]any{"sessionId": sid, "prompt": "and again"})
+			if again["sessionId"] != sid || again["status"] != "completed" {
+				t.Fatalf("tandem-reply: %v", again)
+			}
+			if n := len(td.messages(t, sid)); n != 4 {
+				t.Fatalf("session has %d messages after two turns, want 4", n)
+			}
+			_, list := callTool(t, cs, "tandem-sessions", map[string]any{})
+			sessions, _ := list["sessions"].([]any)
+			if len(sessions) != 1 || sessions[0].(map[string]any)["client"] != "mcp-test" {
+				t.Fatalf("tandem-sessions: %v", list)
+			}
+		})
 	}
 }
 
 func TestMCPApprovalThroughElicitation(t *testing.T) {
-	for _, tc := range []struct {
-		name, decision, message string
-		wantOutput              bool
-	}{
-		{"allow once runs the command", "once", "", true},
-		{"allow always runs the command and remembers it", "always", "", true},
-		{"reject with a message stops the command", "reject", "not today", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			td := startTandem(t, setup{})
-			var asked atomic.Value
-			cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
-				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					asked.Store(req.Params.Message)
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": tc.decision, "message": tc.message}}, nil
-				},
-			})
-			_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo elicited"})
-			msg, _ := asked.Load().(string)
-			if !strings.Contains(msg, "echo elicited") || !strings.Contains(msg, td.project) {
-				t.Fatalf("elicitation message %q names neither the command nor the directory", msg)
-			}
-			status, detail := lastTool(t, td, out["sessionId"].(string))
-			if tc.wantOutput != (status == "completed" && detail == "elicited\n") {
-				t.Fatalf("%s: tool %s %q", tc.decision, status, detail)
-			}
-			if tc.message != "" && !strings.Contains(detail, tc.message) {
-				t.Fatalf("reject message missing from %q", detail)
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			for _, tc := range []struct {
+				name, decision, message string
+				wantOutput              bool
+			}{
+				{"allow once runs the command", "once", "", true},
+				{"allow always runs the command and remembers it", "always", "", true},
+				{"reject with a message stops the command", "reject", "not today", false},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					td := startTandem(t, setup{})
+					var asked atomic.Value
+					cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
+						ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+							asked.Store(req.Params.Message)
+							return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": tc.decision, "message": tc.message}}, nil
+						},
+					}, proto)
+					_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo elicited"})
+					msg, _ := asked.Load().(string)
+					if !strings.Contains(msg, "echo elicited") || !strings.Contains(msg, td.project) {
+						t.Fatalf("elicitation message %q names neither the command nor the directory", msg)
+					}
+					status, detail := lastTool(t, td, out["sessionId"].(string))
+					if tc.wantOutput != (status == "completed" && detail == "elicited\n") {
+						t.Fatalf("%s: tool %s %q", tc.decision, status, detail)
+					}
+					if tc.message != "" && !strings.Contains(detail, tc.message) {
+						t.Fatalf("reject message missing from %q", detail)
+					}
+				})
 			}
 		})
 	}
@@ -143,7 +157,7 @@ func TestMCPApprovalAnsweredOverRESTFirstCancelsTheElicitation(t *testing.T) {
 				return nil, context.DeadlineExceeded
 			}
 		},
-	})
+	}, "2025-11-25")
 	_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo rest-won"})
 	select {
 	case <-cancelled:
@@ -156,60 +170,68 @@ func TestMCPApprovalAnsweredOverRESTFirstCancelsTheElicitation(t *testing.T) {
 }
 
 func TestMCPClientWithoutElicitation(t *testing.T) {
-	t.Run("deny rejects and says so", func(t *testing.T) {
-		td := startTandem(t, setup{})
-		cs := connectMCP(t, td, mcpserver.Deny, time.Minute, nil)
-		_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo denied"})
-		if status, _ := lastTool(t, td, out["sessionId"].(string)); status != "error" {
-			t.Fatalf("tool %s", status)
-		}
-		if !strings.HasPrefix(out["approvals"].(string), "deny") {
-			t.Fatalf("approvals %q", out["approvals"])
-		}
-	})
-	t.Run("allow-within-rules runs what the rules allow and rejects the rest", func(t *testing.T) {
-		td := startTandem(t, setup{})
-		cs := connectMCP(t, td, mcpserver.AllowWithinRules, time.Minute, nil)
-		rules := []any{map[string]any{"permission": "bash", "pattern": "echo *", "action": "allow"}}
-		_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo ruled", "permission": rules})
-		sid := out["sessionId"].(string)
-		if status, detail := lastTool(t, td, sid); status != "completed" || detail != "ruled\n" {
-			t.Fatalf("allowed command: %s %q", status, detail)
-		}
-		_, out = callTool(t, cs, "tandem-reply", map[string]any{"sessionId": sid, "prompt": "run: touch outside-rules"})
-		if status, _ := lastTool(t, td, sid); status != "error" {
-			t.Fatalf("command outside the rules: %s", status)
-		}
-		if !strings.HasPrefix(out["approvals"].(string), "allow-within-rules") {
-			t.Fatalf("approvals %q", out["approvals"])
-		}
-	})
-	t.Run("wait is rejected when the timeout passes", func(t *testing.T) {
-		td := startTandem(t, setup{})
-		cs := connectMCP(t, td, mcpserver.Wait, 300*time.Millisecond, nil)
-		_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo waited"})
-		status, detail := lastTool(t, td, out["sessionId"].(string))
-		if status != "error" || !strings.Contains(detail, "no answer within") {
-			t.Fatalf("tool %s %q", status, detail)
-		}
-	})
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			t.Run("deny rejects and says so", func(t *testing.T) {
+				td := startTandem(t, setup{})
+				cs := connectMCP(t, td, mcpserver.Deny, time.Minute, nil, proto)
+				_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo denied"})
+				if status, _ := lastTool(t, td, out["sessionId"].(string)); status != "error" {
+					t.Fatalf("tool %s", status)
+				}
+				if !strings.HasPrefix(out["approvals"].(string), "deny") {
+					t.Fatalf("approvals %q", out["approvals"])
+				}
+			})
+			t.Run("allow-within-rules runs what the rules allow and rejects the rest", func(t *testing.T) {
+				td := startTandem(t, setup{})
+				cs := connectMCP(t, td, mcpserver.AllowWithinRules, time.Minute, nil, proto)
+				rules := []any{map[string]any{"permission": "bash", "pattern": "echo *", "action": "allow"}}
+				_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo ruled", "permission": rules})
+				sid := out["sessionId"].(string)
+				if status, detail := lastTool(t, td, sid); status != "completed" || detail != "ruled\n" {
+					t.Fatalf("allowed command: %s %q", status, detail)
+				}
+				_, out = callTool(t, cs, "tandem-reply", map[string]any{"sessionId": sid, "prompt": "run: touch outside-rules"})
+				if status, _ := lastTool(t, td, sid); status != "error" {
+					t.Fatalf("command outside the rules: %s", status)
+				}
+				if !strings.HasPrefix(out["approvals"].(string), "allow-within-rules") {
+					t.Fatalf("approvals %q", out["approvals"])
+				}
+			})
+			t.Run("wait is rejected when the timeout passes", func(t *testing.T) {
+				td := startTandem(t, setup{})
+				cs := connectMCP(t, td, mcpserver.Wait, 300*time.Millisecond, nil, proto)
+				_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo waited"})
+				status, detail := lastTool(t, td, out["sessionId"].(string))
+				if status != "error" || !strings.Contains(detail, "no answer within") {
+					t.Fatalf("tool %s %q", status, detail)
+				}
+			})
+		})
+	}
 }
 
 func TestMCPQuestionsBecomeForms(t *testing.T) {
-	td := startTandem(t, setup{})
-	var schema atomic.Value
-	cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			schema.Store(req.Params.RequestedSchema)
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"q0": "SQLite"}}, nil
-		},
-	})
-	_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "ask: Which DB? | Postgres | SQLite"})
-	if b, _ := json.Marshal(schema.Load()); !strings.Contains(string(b), `"const":"Postgres"`) {
-		t.Fatalf("form schema %s lacks the options", b)
-	}
-	status, detail := lastTool(t, td, out["sessionId"].(string))
-	if status != "completed" || !strings.Contains(detail, `"Which DB?"="SQLite"`) {
-		t.Fatalf("question tool: %s %q", status, detail)
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			td := startTandem(t, setup{})
+			var schema atomic.Value
+			cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					schema.Store(req.Params.RequestedSchema)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"q0": "SQLite"}}, nil
+				},
+			}, proto)
+			_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "ask: Which DB? | Postgres | SQLite"})
+			if b, _ := json.Marshal(schema.Load()); !strings.Contains(string(b), `"const":"Postgres"`) {
+				t.Fatalf("form schema %s lacks the options", b)
+			}
+			status, detail := lastTool(t, td, out["sessionId"].(string))
+			if status != "completed" || !strings.Contains(detail, `"Which DB?"="SQLite"`) {
+				t.Fatalf("question tool: %s %q", status, detail)
+			}
+		})
 	}
 }

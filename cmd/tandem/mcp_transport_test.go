@@ -53,98 +53,109 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 }
 
 func TestMCPProgressAndLogsCarryTheSessionID(t *testing.T) {
-	td := startTandem(t, setup{})
-	var mu sync.Mutex
-	var progress, logs []mcp.Meta
-	cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			td := startTandem(t, setup{})
+			var mu sync.Mutex
+			var progress, logs []mcp.Meta
+			cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+					mu.Lock()
+					defer mu.Unlock()
+					progress = append(progress, r.Params.Meta)
+				},
+				//lint:ignore SA1019 tandem sends notifications/message on 2025-11-25 sessions; this checks them
+				LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+					mu.Lock()
+					defer mu.Unlock()
+					logs = append(logs, r.Params.Meta)
+				},
+			}, proto)
+			//lint:ignore SA1019 the level is what makes tandem send log lines at all
+			if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				t.Fatal(err)
+			}
+			params := &mcp.CallToolParams{Name: "tandem", Arguments: map[string]any{"prompt": "run: echo progress"}}
+			params.SetProgressToken("p1")
+			if proto >= "2026-07-28" {
+				params.Meta[mcp.MetaKeyLogLevel] = "info" // stateless: the level travels with each request
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+			defer cancel()
+			res, err := cs.CallTool(ctx, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sid := res.StructuredContent.(map[string]any)["sessionId"]
+			// Notifications are delivered asynchronously: wait (bounded) until they arrived.
+			deadline := time.Now().Add(waitLimit)
+			for {
+				mu.Lock()
+				n, m := len(progress), len(logs)
+				mu.Unlock()
+				if n >= 2 && m >= 2 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("got %d progress and %d log notifications", n, m)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			progress = append(progress, r.Params.Meta)
-		},
-		//lint:ignore SA1019 tandem sends notifications/message on 2025-11-25 sessions; this checks them
-		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-			mu.Lock()
-			defer mu.Unlock()
-			logs = append(logs, r.Params.Meta)
-		},
-	})
-	//lint:ignore SA1019 the level is what makes tandem send log lines at all
-	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-		t.Fatal(err)
-	}
-	params := &mcp.CallToolParams{Name: "tandem", Arguments: map[string]any{"prompt": "run: echo progress"}}
-	params.SetProgressToken("p1")
-	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
-	defer cancel()
-	res, err := cs.CallTool(ctx, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid := res.StructuredContent.(map[string]any)["sessionId"]
-	// Notifications are delivered asynchronously: wait (bounded) until they arrived.
-	deadline := time.Now().Add(waitLimit)
-	for {
-		mu.Lock()
-		n, m := len(progress), len(logs)
-		mu.Unlock()
-		if n >= 2 && m >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d progress and %d log notifications", n, m)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, meta := range append(progress, logs...) {
-		if meta["sessionId"] != sid {
-			t.Fatalf("notification _meta %v lacks sessionId %v", meta, sid)
-		}
+			for _, meta := range append(progress, logs...) {
+				if meta["sessionId"] != sid {
+					t.Fatalf("notification _meta %v lacks sessionId %v", meta, sid)
+				}
+			}
+		})
 	}
 }
 
 func TestMCPCancellingTheCallAbortsTheTurn(t *testing.T) {
-	td := startTandem(t, setup{})
-	cs := connectMCP(t, td, mcpserver.Wait, time.Minute, nil)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tandem", Arguments: map[string]any{"prompt": "run: echo never"}})
-		done <- err
-	}()
-	var sid string
-	deadline := time.Now().Add(waitLimit)
-	for sid == "" {
-		if reqs := td.pending(t, ""); len(reqs) == 1 {
-			sid = reqs[0].SessionID
-		} else if time.Now().After(deadline) {
-			t.Fatal("no approval became pending")
-		} else {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatal("the cancelled call returned a result")
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("the cancelled call did not return")
-	}
-	for {
-		if _, busy := td.statuses(t)[sid]; !busy && len(td.pending(t, "")) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the turn of %s still runs after the call was cancelled", sid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if status, _ := lastTool(t, td, sid); status == "completed" {
-		t.Fatal("the command ran after the call was cancelled")
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			td := startTandem(t, setup{})
+			cs := connectMCP(t, td, mcpserver.Wait, time.Minute, nil, proto)
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tandem", Arguments: map[string]any{"prompt": "run: echo never"}})
+				done <- err
+			}()
+			var sid string
+			deadline := time.Now().Add(waitLimit)
+			for sid == "" {
+				if reqs := td.pending(t, ""); len(reqs) == 1 {
+					sid = reqs[0].SessionID
+				} else if time.Now().After(deadline) {
+					t.Fatal("no approval became pending")
+				} else {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			cancel()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("the cancelled call returned a result")
+				}
+			case <-time.After(waitLimit):
+				t.Fatal("the cancelled call did not return")
+			}
+			for {
+				if _, busy := td.statuses(t)[sid]; !busy && len(td.pending(t, "")) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the turn of %s still runs after the call was cancelled", sid)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if status, _ := lastTool(t, td, sid); status == "completed" {
+				t.Fatal("the command ran after the call was cancelled")
+			}
+		})
 	}
 }
 
