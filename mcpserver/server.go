@@ -85,7 +85,6 @@ func New(o Options) *Server {
 	return &Server{o: o, rt: newRoundTrips()}
 }
 
-
 // MCP returns an MCP server with tandem's tools.
 func (s *Server) MCP() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "tandem", Version: s.o.Version}, &mcp.ServerOptions{
