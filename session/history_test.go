@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"tandem/errs"
 	"tandem/store"
 	"tandem/testenv"
 )
@@ -268,14 +269,30 @@ func TestEditingTheHistoryIsSeenByTheNextTurn(t *testing.T) {
 	first := page.Items[0].Parts[0]
 	edited := "the first prompt, edited"
 	first.Text = &edited
-	if _, err := s.UpdatePart(ctx, sess.ID, first.MessageID, first.ID, first); err != nil {
-		t.Fatal(err)
+	// An edit is refused while the session is busy, and the last turn's runner retires just after
+	// its reply: retried until the session is idle.
+	edit := func(what string, fn func() error) {
+		t.Helper()
+		testenv.Eventually(t, what, func() bool {
+			err := fn()
+			if errs.Is(err, errs.Conflict) {
+				return false
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return true
+		})
 	}
+	edit("the first prompt is edited", func() error {
+		_, err := s.UpdatePart(ctx, sess.ID, first.MessageID, first.ID, first)
+		return err
+	})
 	// The second turn's reply: its step-finish part goes.
 	reply := page.Items[3]
-	if err := s.DeletePart(ctx, sess.ID, reply.Info.ID, reply.Parts[len(reply.Parts)-1].ID); err != nil {
-		t.Fatal(err)
-	}
+	edit("a part is deleted", func() error {
+		return s.DeletePart(ctx, sess.ID, reply.Info.ID, reply.Parts[len(reply.Parts)-1].ID)
+	})
 	if _, err := s.Prompt(ctx, sess.ID, text("the fourth prompt")); err != nil {
 		t.Fatal(err)
 	}
