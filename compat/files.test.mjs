@@ -113,6 +113,14 @@ describe('the SDK finds, lists and reads files through tandem', { skip }, () => 
     ]);
   });
 
+  test('vcs.status lists the changed files without patches', async () => {
+    const status = ok(await client.vcs.status()).sort((a, b) => a.file.localeCompare(b.file));
+    assert.deepEqual(status.map((s) => [s.file, s.status]), [
+      ['src/components/Button.tsx', 'modified'],
+      ['src/components/Dialog.tsx', 'added'],
+    ]);
+  });
+
   test('vcs.diff has a patch per changed file', async () => {
     const diffs = ok(await client.vcs.diff({ mode: 'git' }));
     const button = diffs.find((d) => d.file === 'src/components/Button.tsx');

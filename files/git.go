@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"mime"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -487,4 +488,37 @@ func untrackedPatch(abs, rel string, _ int) (string, int) {
 		b.WriteString("\\ No newline at end of file\n")
 	}
 	return b.String(), len(lines)
+}
+
+// RawDiff is the work tree's patch against HEAD as one unified diff git apply accepts: tracked
+// changes, then untracked (not ignored) files as new files, binary ones in git's binary form.
+// Outside git it is empty.
+func RawDiff(ctx context.Context, dir string) (string, error) {
+	if worktreeTop(dir) == "" {
+		return "", nil
+	}
+	base, err := headOrEmpty(ctx, dir)
+	if err != nil {
+		return "", nil
+	}
+	tracked, err := git(ctx, dir, "diff", "--no-color", "--no-ext-diff", "--binary", "--no-renames", "--relative", base, "--")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.Write(tracked)
+	untracked, err := git(ctx, dir, "ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return "", err
+	}
+	for _, p := range splitZ(untracked) {
+		// --no-index exits 1 when the files differ, which a new file always does.
+		out, err := git(ctx, dir, "diff", "--no-color", "--no-ext-diff", "--binary", "--no-index", "--", "/dev/null", p)
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) && !strings.HasPrefix(string(out), "diff --git") {
+			return "", err
+		}
+		b.Write(out)
+	}
+	return b.String(), nil
 }

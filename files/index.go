@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
+	"fmt"
 	"hash/fnv"
 	"io/fs"
 	"os"
@@ -241,7 +241,7 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	out, err := cmd.Output()
 	if err != nil {
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return out, errors.New("git " + args[0] + ": " + msg)
+			return out, fmt.Errorf("git %s: %s: %w", args[0], msg, err)
 		}
 		return out, err
 	}

@@ -246,11 +246,44 @@ func (f *Files) Ops() []Op {
 			return files.Status(c.Ctx(), c.Dir)
 		}).doc("Files changed since git's HEAD in the project directory (modified, added — staged or untracked but not ignored — and deleted), " +
 			"with added and removed line counts. Empty outside git."),
+		op(http.MethodGet, "/vcs/status", "vcs.status", "Get VCS status", func(c *Call, _ *struct{}) ([]VcsFileStatus, error) {
+			changes, err := files.Status(c.Ctx(), c.Dir)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]VcsFileStatus, 0, len(changes))
+			for _, ch := range changes {
+				out = append(out, VcsFileStatus{File: ch.Path, Additions: ch.Added, Deletions: ch.Removed, Status: ch.Status})
+			}
+			return out, nil
+		}).doc("The files changed since git's HEAD, as GET /file/status lists them, in OpenCode's VcsFileStatus shape. Empty outside git."),
+		raw(http.MethodGet, "/vcs/diff/raw", "vcs.diff.raw", "Get raw VCS diff", nil, "", "text/x-diff; charset=utf-8", rawDiff).
+			doc("The work tree's changes against git's HEAD as one unified diff git apply accepts (untracked files as new files, binary files " +
+				"in git's binary form). Empty outside git."),
 		op(http.MethodGet, "/vcs/diff", "vcs.diff", "Get VCS diff", func(c *Call, in *VcsDiffQuery) ([]files.FileDiff, error) {
 			return files.Diff(c.Ctx(), c.Dir, files.DiffMode(in.Mode), *in.Context)
 		}).doc("Per-file patches of the work tree against HEAD (mode git, untracked files included) or against the merge base with " +
 			"the default branch (mode branch: origin's HEAD, else main or master; empty when there is none). Empty outside git."),
 	}
+}
+
+// VcsFileStatus is OpenCode's VcsFileStatus: one changed file without its patch.
+type VcsFileStatus struct {
+	File      string `json:"file" required:"true" description:"Relative to the project directory."`
+	Additions int    `json:"additions" required:"true"`
+	Deletions int    `json:"deletions" required:"true"`
+	Status    string `json:"status" required:"true" enum:"added,deleted,modified"`
+}
+
+// rawDiff writes the work tree's patch against HEAD, untracked files included, as text/x-diff.
+func rawDiff(w http.ResponseWriter, r *http.Request) {
+	patch, err := files.RawDiff(r.Context(), DirectoryOf(r.Context()))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
+	_, _ = w.Write([]byte(patch))
 }
 
 func (f *Files) listing(c *Call) (*files.Listing, error) {

@@ -416,6 +416,14 @@ func TestFileRoutesAnswerInOpenCodesShapes(t *testing.T) {
 				t.Errorf("got %+v\nwant %+v", got, want)
 			}
 		}},
+		{"the VCS status names the same changes without patches", "/vcs/status", "vcs.status", func(t *testing.T, body []byte) {
+			var got []routes.VcsFileStatus
+			_ = json.Unmarshal(body, &got)
+			if !slices.Contains(got, routes.VcsFileStatus{File: "cmd/app/main.go", Additions: 1, Deletions: 1, Status: "modified"}) ||
+				!slices.Contains(got, routes.VcsFileStatus{File: "old.txt", Deletions: 1, Status: "deleted"}) || len(got) != 5 {
+				t.Errorf("got %s", body)
+			}
+		}},
 		{"the working-tree diff has a patch per file", "/vcs/diff?mode=git", "vcs.diff", func(t *testing.T, body []byte) {
 			var got []files.FileDiff
 			_ = json.Unmarshal(body, &got)
@@ -525,5 +533,40 @@ func TestFuzzySearchSeesAFileCreatedAfterTheFirstSearch(t *testing.T) {
 	probeWriteFile(t, filepath.Join(dir, "src", "fresh.go"), "")
 	if _, body := s.get(t, "/find/file?query=fresh"); !strings.Contains(string(body), "src/fresh.go") {
 		t.Errorf("after creating src/fresh.go: %s", body)
+	}
+}
+
+func TestTheRawDiffRebuildsTheWorkTreeOnACloneOfHEAD(t *testing.T) {
+	dir := sharedRepo(t)
+	s := startFilesServer(t, dir, files.NewIndex())
+	status, patch := s.get(t, "/vcs/diff/raw")
+	if status != http.StatusOK {
+		t.Fatalf("GET /vcs/diff/raw: %d %s", status, patch)
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	for _, args := range [][]string{{"clone", "-q", dir, clone}, {"-C", clone, "apply", "--whitespace=nowarn", "-"}} {
+		cmd := exec.Command("git", args...)
+		if args[0] == "-C" {
+			cmd.Stdin = strings.NewReader(string(patch))
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s\npatch:\n%s", args, err, out, patch)
+		}
+	}
+	for _, rel := range []string{"cmd/app/main.go", "notes/todo.md", "assets/logo.png", "internal/store/db.bin"} {
+		want, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(clone, rel))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%s after applying the raw diff: %q (%v), want %q", rel, got, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(clone, "old.txt")); err == nil {
+		t.Error("old.txt, deleted in the work tree, survived the raw diff")
+	}
+	if strings.Contains(string(patch), "debug.log") {
+		t.Error("an ignored file is in the raw diff")
 	}
 }
