@@ -22,13 +22,13 @@ const (
 // a word, runs of consecutive characters and matches in the file's own name rank higher, and so do
 // shorter paths. Words separated by spaces must each match. Directories end with "/".
 //
-// With an empty query, files come in path order (KindFile), otherwise directories do. Entries under
-// a hidden directory (".github/…") rank after the others when directories are searched, unless the
-// query itself asks for a hidden name.
+// With an empty query, files come in path order (KindFile), otherwise directories do. Hidden
+// directories (".github/…") come after the others when only directories are searched, unless the
+// query itself asks for a hidden name (as OpenCode orders them).
 func (l *Listing) Search(query string, kind Kind, limit int) []string {
 	query = strings.TrimSpace(strings.ReplaceAll(query, `\`, "/"))
 	preferHidden := strings.HasPrefix(query, ".") || strings.Contains(query, "/.")
-	hiddenLast := !preferHidden && kind != KindFile
+	hiddenLast := !preferHidden && kind == KindDirectory
 	if limit <= 0 {
 		return []string{}
 	}

@@ -1,6 +1,7 @@
 package files
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -80,5 +81,16 @@ func TestHiddenDirectoriesComeLastUnlessAskedFor(t *testing.T) {
 	}
 	if got := l.Search(".config", KindDirectory, 10); len(got) == 0 || got[0] != ".config/" {
 		t.Errorf(".config: %q, want .config/ first", got)
+	}
+}
+
+func TestAHiddenFileThatMatchesWellIsNotPushedOutByWeakMatches(t *testing.T) {
+	paths := []string{".github/workflows/ci.yml"}
+	for i := range 20 {
+		paths = append(paths, fmt.Sprintf("src/c%02d/deep/nested/i/yaml.yml", i))
+	}
+	l := listingOf(paths...)
+	if got := l.Search("ci.yml", KindAll, 10); len(got) == 0 || got[0] != ".github/workflows/ci.yml" {
+		t.Errorf("Search(ci.yml) = %q, want .github/workflows/ci.yml first", got)
 	}
 }
