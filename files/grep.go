@@ -69,7 +69,8 @@ type rgMessage struct {
 }
 
 // Grep searches the files under dir for pattern (a ripgrep regular expression) with ripgrep, which
-// respects .gitignore, and returns up to limit matching lines. Hidden files are searched; .git is not.
+// respects .gitignore (in or out of a git work tree, as the file index does), and returns up to limit
+// matching lines. Hidden files are searched; .git is not.
 func Grep(ctx context.Context, dir, pattern string, limit int) ([]TextMatch, error) {
 	if pattern == "" {
 		return nil, errs.E(errs.Invalid, "pattern: must not be empty")
@@ -80,7 +81,7 @@ func Grep(ctx context.Context, dir, pattern string, limit int) ([]TextMatch, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, rg, "--json", "--hidden", "--glob", "!.git", "--max-columns", "2000",
+	cmd := exec.CommandContext(ctx, rg, "--json", "--hidden", "--no-require-git", "--glob", "!.git", "--max-columns", "2000",
 		"--max-filesize", "10M", "--regexp", pattern)
 	cmd.Dir = dir
 	var stderr bytes.Buffer

@@ -161,3 +161,16 @@ func TestAnImageWithoutExtensionIsRecognisedByItsSignature(t *testing.T) {
 		t.Errorf("notes: %+v", c)
 	}
 }
+
+func TestTextSearchRespectsGitignoreOutsideGitToo(t *testing.T) {
+	testenv.Program(t, "rg", "apt-get install ripgrep")
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{".gitignore": "gen/\n", "gen/out.txt": "needle\n", "src/in.txt": "needle\n"})
+	got, err := Grep(context.Background(), dir, "needle", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Path.Text != "src/in.txt" {
+		t.Errorf("matches %+v, want only src/in.txt", got)
+	}
+}
