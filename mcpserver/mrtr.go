@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tandem/bus"
+	mcpclient "tandem/mcp"
 	"tandem/pending"
 	"tandem/permission"
 	"tandem/question"
@@ -129,7 +129,12 @@ func (s *Server) resumeRound(req *mcp.CallToolRequest) (string, error) {
 		}
 		s.stopDeadline(id)
 		var err error
-		if q, ok := s.question(id); ok {
+		if e, ok := s.elicitation(id); ok {
+			if e.SessionID != st.SessionID {
+				return "", fmt.Errorf("inputResponses[%q]: not a request of session %s", id, st.SessionID)
+			}
+			err = s.o.Elicitations.ReplyElicitation(id, mcpclient.ElicitationReply{Action: res.Action, Content: res.Content}, who)
+		} else if q, ok := s.question(id); ok {
 			if q.SessionID != st.SessionID {
 				return "", fmt.Errorf("inputResponses[%q]: not a request of session %s", id, st.SessionID)
 			}
@@ -150,6 +155,13 @@ func (s *Server) resumeRound(req *mcp.CallToolRequest) (string, error) {
 		}
 	}
 	return st.SessionID, nil
+}
+
+func (s *Server) elicitation(id string) (mcpclient.Elicitation, bool) {
+	if s.o.Elicitations == nil {
+		return mcpclient.Elicitation{}, false
+	}
+	return s.o.Elicitations.Elicitation(id)
 }
 
 func (s *Server) question(id string) (question.Request, bool) {
@@ -185,9 +197,7 @@ func (s *Server) awaitRound(ctx context.Context, req *mcp.CallToolRequest, sid s
 		}
 		return nil, Result{}, ctx.Err()
 	}
-	sub, _, err := s.o.Bus.Subscribe("", func(ev *bus.Event) bool {
-		return strings.HasPrefix(ev.Type, "permission.") || strings.HasPrefix(ev.Type, "question.")
-	})
+	sub, _, err := s.o.Bus.Subscribe("", waitsForAPerson)
 	if err != nil {
 		return nil, Result{}, err
 	}
@@ -251,6 +261,14 @@ func (s *Server) inputRequests(ctx context.Context, w *watcher) mcp.InputRequest
 			}
 			out[q.ID] = &mcp.ElicitParams{Meta: w.meta(), Message: questionMessage(q), RequestedSchema: questionSchema(q)}
 			s.startDeadline(q.ID, func() { _ = s.o.Questions.Reject(q.ID, pending.Who{Client: "mcp:timeout"}) })
+		}
+	}
+	if s.o.Elicitations != nil {
+		// A downstream server's own request keeps the timeout the MCP manager gave it.
+		for _, e := range s.o.Elicitations.Elicitations(w.sid) {
+			if params := forwardParams(w.req, e, w.meta()); params != nil {
+				out[e.ID] = params
+			}
 		}
 	}
 	return out

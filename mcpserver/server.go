@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"tandem/bus"
+	mcpclient "tandem/mcp"
 	"tandem/pending"
 	"tandem/permission"
 	"tandem/question"
@@ -57,12 +58,22 @@ type Options struct {
 	Sessions    *session.Service
 	Permissions *permission.Service
 	Questions   *question.Service // nil: questions stay in GET /question only
-	Bus         *bus.Bus
-	Directory   string // the default working directory of new sessions
-	Version     string
-	Timeout     time.Duration // per approval; DefaultTimeout when zero
-	Strategy    Strategy      // for clients without elicitation; Deny when empty
-	Logger      *slog.Logger
+	// Elicitations are the forms and links that tandem's own MCP servers ask for during a tool call;
+	// nil: they stay in GET /mcp/elicitation only.
+	Elicitations Elicitations
+	Bus          *bus.Bus
+	Directory    string // the default working directory of new sessions
+	Version      string
+	Timeout      time.Duration // per approval; DefaultTimeout when zero
+	Strategy     Strategy      // for clients without elicitation; Deny when empty
+	Logger       *slog.Logger
+}
+
+// Elicitations is the pending list of what downstream MCP servers asked the person for.
+type Elicitations interface {
+	Elicitation(id string) (mcpclient.Elicitation, bool)
+	Elicitations(sessionID string) []mcpclient.Elicitation
+	ReplyElicitation(id string, r mcpclient.ElicitationReply, by pending.Who) error
 }
 
 // Server builds MCP servers over one set of tandem services.
@@ -322,9 +333,7 @@ func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, sid, prompt
 		return s.awaitRound(ctx, req, sid)
 	}
 	w := &watcher{s: s, req: req, sid: sid, elicit: canElicit(req), token: req.Params.GetProgressToken()}
-	sub, _, err := s.o.Bus.Subscribe("", func(ev *bus.Event) bool {
-		return strings.HasPrefix(ev.Type, "permission.") || strings.HasPrefix(ev.Type, "question.")
-	})
+	sub, _, err := s.o.Bus.Subscribe("", waitsForAPerson)
 	if err != nil {
 		return nil, Result{}, err
 	}
@@ -376,6 +385,12 @@ func (s *Server) result(sid string, reply session.WithParts, err error, approval
 	}
 	text += "\n\nsessionId: " + sid + "\napprovals: " + res.Approvals
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.Status == "error"}, res, nil
+}
+
+// waitsForAPerson selects the events of requests that wait for a person, and of their ends.
+func waitsForAPerson(ev *bus.Event) bool {
+	return strings.HasPrefix(ev.Type, "permission.") || strings.HasPrefix(ev.Type, "question.") ||
+		strings.HasPrefix(ev.Type, "mcp.elicitation.")
 }
 
 // answerOf is the final text of a reply: its text parts, in order.
@@ -485,11 +500,28 @@ func (w *watcher) handle(ctx context.Context, ev *bus.Event) {
 			return
 		}
 		w.spawn(ctx, q.ID, func(actx context.Context) { w.ask(actx, q) })
-	case "permission.replied", "question.replied", "question.rejected":
+	case "mcp.elicitation.asked":
+		var e struct {
+			ID        string `json:"id"`
+			SessionID string `json:"sessionID"`
+		}
+		if !w.elicit || w.s.o.Elicitations == nil || json.Unmarshal(env.Properties, &e) != nil || e.SessionID != w.sid {
+			return // without forms it stays in GET /mcp/elicitation, under the MCP server's own timeout
+		}
+		if el, ok := w.s.o.Elicitations.Elicitation(e.ID); ok {
+			if params := forwardParams(w.req, el, w.meta()); params != nil {
+				w.spawn(ctx, e.ID, func(actx context.Context) { w.forward(actx, el, params) })
+			}
+		}
+	case "permission.replied", "question.replied", "question.rejected", "mcp.elicitation.replied":
 		var r struct {
 			RequestID string `json:"requestID"`
+			ID        string `json:"id"` // what mcp.elicitation.replied calls it
 		}
 		if json.Unmarshal(env.Properties, &r) == nil {
+			if env.Type == "mcp.elicitation.replied" {
+				r.RequestID = r.ID
+			}
 			w.forget(r.RequestID) // someone answered: cancel our elicitation
 		}
 	}
@@ -685,6 +717,33 @@ func questionAnswers(q question.Request, content map[string]any) []question.Answ
 		}
 	}
 	return out
+}
+
+// forwardParams is a downstream MCP server's elicitation as this client is asked it: a form as the
+// server sent it, a link only to a client that declared URL elicitation (nil otherwise: it waits in
+// the pending list for a client that can open it).
+func forwardParams(req *mcp.CallToolRequest, e mcpclient.Elicitation, meta mcp.Meta) *mcp.ElicitParams {
+	msg := fmt.Sprintf("%s\n(asked by the MCP server %s)", e.Message, e.Server)
+	if e.Mode == "url" {
+		if c := req.ClientCapabilities(); c == nil || c.Elicitation == nil || c.Elicitation.URL == nil {
+			return nil
+		}
+		return &mcp.ElicitParams{Meta: meta, Mode: "url", Message: msg, URL: e.URL, ElicitationID: e.ElicitationID}
+	}
+	return &mcp.ElicitParams{Meta: meta, Mode: "form", Message: msg, RequestedSchema: e.RequestedSchema}
+}
+
+// forward asks the client a downstream server's elicitation and passes the answer on; the MCP
+// manager checks it against the form, as for any other client.
+func (w *watcher) forward(ctx context.Context, e mcpclient.Elicitation, params *mcp.ElicitParams) {
+	res, err := w.req.Session.Elicit(ctx, params)
+	if err != nil {
+		return // cancelled because answered elsewhere, or the client failed: it still waits in the list
+	}
+	reply := mcpclient.ElicitationReply{Action: res.Action, Content: res.Content}
+	if err := w.s.o.Elicitations.ReplyElicitation(e.ID, reply, pending.Who{Client: "mcp:" + clientName(w.req)}); err != nil {
+		w.s.o.Logger.Info("mcp: forwarded elicitation answer refused", "id", e.ID, "err", err)
+	}
 }
 
 func questionMessage(q question.Request) string {

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"tandem/mcp"
+	"tandem/mcpserver"
 	"tandem/testenv"
 )
 
@@ -81,3 +87,46 @@ func TestTheAgentCallsServerEverythingAndItsFormIsAnsweredOverREST(t *testing.T)
 }
 
 type toolOutcome struct{ status, output string }
+
+// TestMCPClientsAreAskedWhatTandemsOwnMCPServersAsk: when an MCP server that tandem uses asks for a
+// form during a turn started over MCP, the MCP client that started the turn is asked it (on both
+// protocol generations), and its answer completes the downstream tool.
+func TestMCPClientsAreAskedWhatTandemsOwnMCPServersAsk(t *testing.T) {
+	entry := testenv.ServerEverything(t)
+	cfg, _ := json.Marshal(map[string]any{"mcp": map[string]any{
+		"everything": map[string]any{"type": "local", "command": []string{"node", entry, "stdio"}},
+	}})
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			td := startTandem(t, setup{config: string(cfg)})
+			testenv.Eventually(t, "server-everything connected", func() bool {
+				var status map[string]mcp.Status
+				td.call(t, http.MethodGet, "/mcp", "", http.StatusOK, &status)
+				return status["everything"].Status == "connected"
+			})
+			var forms []string
+			var mu sync.Mutex
+			cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &sdk.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					mu.Lock()
+					forms = append(forms, req.Params.Message)
+					mu.Unlock()
+					if strings.Contains(req.Params.Message, "tandem wants to use") {
+						return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+					}
+					return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace"}}, nil
+				},
+			}, proto)
+			_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "mcp: everything trigger-elicitation-request {}"})
+			mu.Lock()
+			defer mu.Unlock()
+			if len(forms) != 2 || !strings.Contains(forms[1], "asked by the MCP server everything") {
+				t.Fatalf("the client was asked %q, want the tool's approval then the server's form", forms)
+			}
+			status, detail := lastTool(t, td, out["sessionId"].(string))
+			if status != "completed" || !strings.Contains(detail, "Ada Lovelace") {
+				t.Fatalf("tool %s %q", status, detail)
+			}
+		})
+	}
+}

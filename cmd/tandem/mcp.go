@@ -96,6 +96,6 @@ func (m *Main) mcpHTTPHandler() http.Handler {
 
 // mcpServer builds the MCP server over this process's services.
 func (m *Main) mcpServer(strategy mcpserver.Strategy, timeout time.Duration) *mcpserver.Server {
-	return mcpserver.New(mcpserver.Options{Sessions: m.sessions, Permissions: m.perms, Questions: m.questions, Bus: m.bus,
+	return mcpserver.New(mcpserver.Options{Sessions: m.sessions, Permissions: m.perms, Questions: m.questions, Elicitations: m.mcp, Bus: m.bus,
 		Directory: m.dir, Version: version, Timeout: timeout, Strategy: strategy, Logger: m.log})
 }
