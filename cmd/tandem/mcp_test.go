@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -125,6 +127,36 @@ func lastTool(t *testing.T, td *tandem, sid string) (status, detail string) {
 		return p.State.Status, *p.State.Output
 	}
 	return p.State.Status, p.State.Error
+}
+
+func TestMCPQueryWritesNothingAndAsksNothing(t *testing.T) {
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			td := startTandem(t, setup{})
+			cs := connectMCP(t, td, mcpserver.Wait, time.Minute, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					t.Errorf("tandem-query asked the client: %q", req.Params.Message)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+				},
+			}, proto)
+			_, out := callTool(t, cs, "tandem-query", map[string]any{"prompt": "run: touch written-by-query"})
+			if out["status"] != "completed" {
+				t.Fatalf("tandem-query: %v", out)
+			}
+			if _, err := os.Stat(filepath.Join(td.project, "written-by-query")); !os.IsNotExist(err) {
+				t.Fatalf("tandem-query wrote a file: %v", err)
+			}
+			for _, p := range toolParts(td.messages(t, out["sessionId"].(string))) {
+				if p.State.Status == "completed" {
+					t.Fatalf("the read-only session ran %s", p.Tool)
+				}
+			}
+			t.Logf("answer: %v", out["answer"])
+			if p := td.pending(t, ""); len(p) != 0 {
+				t.Fatalf("tandem-query left requests waiting: %+v", p)
+			}
+		})
+	}
 }
 
 func TestMCPApprovalAnsweredOverRESTFirstCancelsTheElicitation(t *testing.T) {
