@@ -31,7 +31,7 @@ func (d *Demo) Stream(ctx context.Context, req Request, emit func(Event) error) 
 		return ctxError(ctx)
 	}
 	reply := demoReply(req)
-	usage := Usage{Input: int64(requestWords(req))}
+	usage := Usage{Input: int64(requestTokens(req))}
 	if reply.call != nil {
 		usage.Output = int64(len(strings.Fields(string(reply.call.Input))) + 1)
 		if err := emit(Event{Kind: ToolCallReady, ToolCall: *reply.call}); err != nil {
@@ -248,19 +248,24 @@ func countToolCalls(msgs []Message) int {
 	return n
 }
 
-func requestWords(req Request) int {
+// requestTokens estimates the input tokens of a request as about four bytes a token. It sums
+// lengths and reads no text: every model call counts the whole history, and a count that read it
+// would make each turn cost more as the session grows.
+func requestTokens(req Request) int {
 	n := 0
 	for _, s := range req.System {
-		n += len(strings.Fields(s))
+		n += tokens(len(s))
 	}
 	for _, m := range req.Messages {
-		n += len(strings.Fields(m.Text))
+		n += tokens(len(m.Text))
 		for _, tc := range m.ToolCalls {
-			n += len(strings.Fields(string(tc.Input))) + 1
+			n += tokens(len(tc.Input)) + 1
 		}
 	}
 	return n
 }
+
+func tokens(bytes int) int { return (bytes + 3) / 4 }
 
 // splitWords cuts text into word-sized chunks that concatenate back to exactly text.
 func splitWords(text string) []string {

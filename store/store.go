@@ -88,9 +88,19 @@ func (s *Queries) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := s.db.stmts.Load(query); ok {
 		return s.tx.StmtContext(ctx, st.(*sql.Stmt)), nil
 	}
-	// Prepared on the transaction's own connection: preparing on the pool would need a second
-	// connection while this one is held, which deadlocks a pool of one.
-	return s.tx.PrepareContext(ctx, query)
+	// A pool of one connection is held by this transaction: preparing on the pool would wait for
+	// it forever, so the statement is prepared on the transaction alone (and again next time).
+	if s.db.db.Stats().MaxOpenConnections == 1 {
+		return s.tx.PrepareContext(ctx, query)
+	}
+	// Otherwise it is prepared once for the pool, like every other statement: transactions are
+	// one at a time, so another connection is free or soon will be. The transaction's connection
+	// prepares it once too (database/sql keeps it per connection).
+	st, err := s.db.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return s.tx.StmtContext(ctx, st), nil
 }
 
 func (s *Queries) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -294,7 +304,8 @@ func (s *Queries) ListSessions(ctx context.Context, q SessionQuery) ([]Session, 
 		where, args = append(where, "title LIKE ? ESCAPE '\\'"), append(args, "%"+escapeLike(q.Search)+"%")
 	}
 	if q.AfterID != "" {
-		where, args = append(where, "(updated < ? OR (updated = ? AND id < ?))"), append(args, q.AfterUpdated, q.AfterUpdated, q.AfterID)
+		// A row value, so that the position is a range of sessions_by_updated, not a filter.
+		where, args = append(where, "(updated, id) < (?, ?)"), append(args, q.AfterUpdated, q.AfterID)
 	}
 	query := `SELECT id, updated, data FROM sessions`
 	if len(where) > 0 {
@@ -387,13 +398,15 @@ func (s *Queries) ListMessages(ctx context.Context, q MessageQuery) ([]Message, 
 	var b strings.Builder
 	b.WriteString(`SELECT id, created, data FROM messages WHERE session_id = ?`)
 	args := []any{q.SessionID}
+	// Positions are row values, so that they bound a range of messages_by_session (an OR of
+	// comparisons would be a filter over every message of the session).
 	if q.BeforeID != "" {
-		b.WriteString(` AND (created < ? OR (created = ? AND id < ?))`)
-		args = append(args, q.BeforeCreated, q.BeforeCreated, q.BeforeID)
+		b.WriteString(` AND (created, id) < (?, ?)`)
+		args = append(args, q.BeforeCreated, q.BeforeID)
 	}
 	if q.FromID != "" {
-		b.WriteString(` AND (created > ? OR (created = ? AND id >= ?))`)
-		args = append(args, q.FromCreated, q.FromCreated, q.FromID)
+		b.WriteString(` AND (created, id) >= (?, ?)`)
+		args = append(args, q.FromCreated, q.FromID)
 	}
 	if q.Limit > 0 {
 		b.WriteString(` ORDER BY created DESC, id DESC LIMIT ?`)
@@ -462,8 +475,8 @@ func (s *Queries) partsOf(ctx context.Context, sessionID string, msgs []Message)
 // reader that keeps what it read checks with it that nothing was inserted among them since.
 func (s *Queries) CountMessagesBefore(ctx context.Context, sessionID string, created int64, messageID string) (int, error) {
 	var n int
-	err := s.queryRow(ctx, `SELECT COUNT(*) FROM messages WHERE session_id = ? AND (created < ? OR (created = ? AND id < ?))`,
-		sessionID, created, created, messageID).Scan(&n)
+	err := s.queryRow(ctx, `SELECT COUNT(*) FROM messages WHERE session_id = ? AND (created, id) < (?, ?)`,
+		sessionID, created, messageID).Scan(&n)
 	return n, wrap("count messages", err)
 }
 
