@@ -15,6 +15,7 @@ import (
 	"tandem/config"
 	"tandem/provider"
 	"tandem/provider/providertest"
+	"tandem/testenv"
 )
 
 // registryFrom loads a project configuration through the real config loader and builds a
@@ -103,7 +104,7 @@ func TestRegistryDefaults(t *testing.T) {
 }
 
 func TestRegistryListingsMatchOpenCodeSchemas(t *testing.T) {
-	schemas := loadSchemas(t)
+	schemas := testenv.LoadSchemas(t, "testdata/opencode-schemas.json")
 	for _, tt := range registryCases {
 		t.Run(tt.name, func(t *testing.T) {
 			r := registryFrom(t, tt.config, tt.env)
@@ -112,7 +113,7 @@ func TestRegistryListingsMatchOpenCodeSchemas(t *testing.T) {
 				"GET /config/providers": r.ConfigProviders(),
 				"GET /provider/auth":    r.AuthMethods(),
 			} {
-				for _, p := range schemas.validate(t, route, body) {
+				for _, p := range schemas.Problems(t, route, body) {
 					t.Errorf("%s: %s", route, p)
 				}
 			}
@@ -135,7 +136,7 @@ func TestRegistryListingsMatchOpenCodeSchemas(t *testing.T) {
 }
 
 func TestErrorPayloadsMatchOpenCodeSchemas(t *testing.T) {
-	schemas := loadSchemas(t)
+	schemas := testenv.LoadSchemas(t, "testdata/opencode-schemas.json")
 	for _, e := range []*provider.Error{
 		{Kind: provider.ErrAuth, Provider: "openai", Message: "bad key", Status: 401},
 		{Kind: provider.ErrRateLimit, Provider: "openai", Message: "slow down", Status: 429, RetryAfter: time.Second,
@@ -148,7 +149,7 @@ func TestErrorPayloadsMatchOpenCodeSchemas(t *testing.T) {
 		{Kind: provider.ErrOther, Provider: "openai", Message: "strange"},
 	} {
 		t.Run(e.Kind.String(), func(t *testing.T) {
-			for _, p := range schemas.validate(t, "AssistantMessage.error", e.Payload()) {
+			for _, p := range schemas.Problems(t, "AssistantMessage.error", e.Payload()) {
 				t.Error(p)
 			}
 		})

@@ -3,7 +3,6 @@ package routes_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -102,131 +101,15 @@ func writeFiles(t *testing.T, root string, m map[string]string) {
 	}
 }
 
-// fileSchemas are OpenCode's schemas for the file routes' answers (testdata/opencode-file-schemas.json).
-type fileSchemas struct {
-	Responses  map[string]any `json:"responses"`
-	Components struct {
-		Schemas map[string]any `json:"schemas"`
-	} `json:"components"`
-}
-
-func loadFileSchemas(t *testing.T) *fileSchemas {
-	t.Helper()
-	raw, err := os.ReadFile("testdata/opencode-file-schemas.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s fileSchemas
-	if err := json.Unmarshal(raw, &s); err != nil {
-		t.Fatal(err)
-	}
-	return &s
-}
-
-// validate checks body against OpenCode's schema for the operation and fails the test on every
-// violation.
-func (s *fileSchemas) validate(t *testing.T, opID string, body []byte) {
-	t.Helper()
-	var doc any
-	if err := json.Unmarshal(body, &doc); err != nil {
-		t.Fatalf("%s: %v in %s", opID, err, body)
-	}
-	schema, ok := s.Responses[opID]
-	if !ok {
-		t.Fatalf("no OpenCode schema for %s", opID)
-	}
-	var problems []string
-	s.check(schema, doc, "$", &problems)
-	for _, p := range problems {
-		t.Errorf("%s does not match OpenCode's schema: %s", opID, p)
-	}
-}
-
-// check implements the part of JSON Schema these schemas use: $ref, type, enum, required,
-// properties, additionalProperties, items, minimum and maximum.
-func (s *fileSchemas) check(schema, v any, at string, problems *[]string) {
-	sch, _ := schema.(map[string]any)
-	if ref, ok := sch["$ref"].(string); ok {
-		s.check(s.Components.Schemas[strings.TrimPrefix(ref, "#/components/schemas/")], v, at, problems)
-		return
-	}
-	if typ, ok := sch["type"].(string); ok && !jsonHasType(typ, v) {
-		*problems = append(*problems, fmt.Sprintf("%s: want %s, got %T", at, typ, v))
-		return
-	}
-	if enum, ok := sch["enum"].([]any); ok && !slices.Contains(enum, v) {
-		*problems = append(*problems, fmt.Sprintf("%s: %v is not one of %v", at, v, enum))
-	}
-	if n, ok := v.(float64); ok {
-		if min, ok := sch["minimum"].(float64); ok && n < min {
-			*problems = append(*problems, fmt.Sprintf("%s: %v < minimum %v", at, n, min))
-		}
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		props, _ := sch["properties"].(map[string]any)
-		req, _ := sch["required"].([]any)
-		for _, r := range req {
-			if _, ok := v[r.(string)]; !ok {
-				*problems = append(*problems, fmt.Sprintf("%s: missing required %q", at, r))
-			}
-		}
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if p, ok := props[k]; ok {
-				s.check(p, v[k], at+"."+k, problems)
-			} else if extra, ok := sch["additionalProperties"].(bool); ok && !extra {
-				*problems = append(*problems, fmt.Sprintf("%s: unexpected property %q", at, k))
-			}
-		}
-	case []any:
-		for i, item := range v {
-			s.check(sch["items"], item, fmt.Sprintf("%s[%d]", at, i), problems)
-		}
-	}
-}
-
-func jsonHasType(typ string, v any) bool {
-	switch typ {
-	case "object":
-		_, ok := v.(map[string]any)
-		return ok
-	case "array":
-		_, ok := v.([]any)
-		return ok
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	case "number":
-		_, ok := v.(float64)
-		return ok
-	case "integer":
-		n, ok := v.(float64)
-		return ok && n == float64(int64(n))
-	}
-	return true
-}
-
 func TestTheSchemaCheckerRejectsWhatOpenCodeForbids(t *testing.T) {
-	s := loadFileSchemas(t)
+	s := testenv.LoadSchemas(t, "testdata/opencode-file-schemas.json")
 	for _, tc := range []struct{ op, body string }{
 		{"file.status", `[{"path":"a","added":1,"removed":0,"status":"renamed"}]`},
 		{"file.read", `{"type":"text","content":"x","before":"y"}`},
 		{"find.files", `[1]`},
 		{"v2.fs.find", `{"data":[]}`},
 	} {
-		var problems []string
-		var doc any
-		_ = json.Unmarshal([]byte(tc.body), &doc)
-		s.check(s.Responses[tc.op], doc, "$", &problems)
-		if len(problems) == 0 {
+		if len(s.Problems(t, tc.op, []byte(tc.body))) == 0 {
 			t.Errorf("%s accepted %s", tc.op, tc.body)
 		}
 	}
@@ -265,7 +148,7 @@ func TestFileRoutesAnswerInOpenCodesShapes(t *testing.T) {
 	testenv.Program(t, "rg", "apt-get install ripgrep") // GET /find is ripgrep
 	dir := sharedRepo(t)
 	s := startFilesServer(t, dir, files.NewIndex())
-	schemas := loadFileSchemas(t)
+	schemas := testenv.LoadSchemas(t, "testdata/opencode-file-schemas.json")
 	for _, tc := range []struct {
 		name, path, op string
 		check          func(t *testing.T, body []byte)
@@ -452,7 +335,9 @@ func TestFileRoutesAnswerInOpenCodesShapes(t *testing.T) {
 			if status != http.StatusOK {
 				t.Fatalf("GET %s: %d %s", tc.path, status, body)
 			}
-			schemas.validate(t, tc.op, body)
+			for _, p := range schemas.Problems(t, tc.op, body) {
+				t.Errorf("%s does not match OpenCode's schema: %s", tc.op, p)
+			}
 			tc.check(t, body)
 		})
 	}

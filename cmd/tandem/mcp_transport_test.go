@@ -78,6 +78,7 @@ func TestMCPProgressAndLogsCarryTheSessionID(t *testing.T) {
 			params := &mcp.CallToolParams{Name: "tandem", Arguments: map[string]any{"prompt": "run: echo progress"}}
 			params.SetProgressToken("p1")
 			if proto >= "2026-07-28" {
+				//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still served; this checks tandem's log lines
 				params.Meta[mcp.MetaKeyLogLevel] = "info" // stateless: the level travels with each request
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
