@@ -161,6 +161,12 @@ type SessionPrompt struct {
 	session.PromptInput
 }
 
+// SessionShell is the body of POST /session/{sessionID}/shell.
+type SessionShell struct {
+	SessionPath
+	session.ShellInput
+}
+
 // DiffQuery is GET /session/{sessionID}/diff.
 type DiffQuery struct {
 	SessionPath
@@ -178,6 +184,12 @@ func (s *Sessions) promptOps() []Op {
 			_, err := s.Service.PromptAsync(c.Ctx(), in.SessionID, in.PromptInput)
 			return NoContent{}, err
 		}).doc("Answers 204 once the user message is stored; the turn runs (or queues) and streams on /event.", 404, 413, 415),
+		op(http.MethodPost, "/session/{sessionID}/shell", "session.shell", "Run shell command", func(c *Call, in *SessionShell) (session.WithParts, error) {
+			return s.Service.Shell(c.Ctx(), in.SessionID, in.ShellInput)
+		}).doc("Runs the command the user typed (the TUI's `!ls`) in the session's directory, without asking permission, and stores it "+
+			"as OpenCode does: a user message with a synthetic note and an assistant message with one `bash` tool part, streamed "+
+			"running → completed like any tool call. The session is busy meanwhile: 409 SessionBusyError while a turn runs, "+
+			"and POST /session/{sessionID}/abort kills the command's process group. Returns the assistant message.", 404, 409, 413, 415),
 		op(http.MethodPost, "/session/{sessionID}/abort", "session.abort", "Abort session", func(c *Call, in *SessionPath) (bool, error) {
 			return s.Service.Abort(c.Ctx(), in.SessionID)
 		}).doc("Stops the running turn and the turns queued behind it; running tools are killed and pending requests rejected.", 404),

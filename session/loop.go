@@ -79,6 +79,7 @@ type turn struct {
 	input  PromptInput
 	result chan turnResult // buffered 1
 	resume *resumePoint    // set when the turn resumes one the server was running when it stopped
+	shell  *ShellInput     // set when the turn is a command the user runs (POST /session/{id}/shell)
 }
 
 type turnResult struct {
@@ -180,29 +181,11 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 	if err != nil {
 		return nil, err
 	}
-	agentName := in.Agent
-	if agentName == "" {
-		agentName = sess.Agent
+	agentName, model, err := resolveAgent(lp, sess, in.Agent, in.Model)
+	if err != nil {
+		return nil, err
 	}
-	if agentName == "" {
-		agentName = "build"
-	}
-	if _, ok := agentNamed(agentName); !ok {
-		return nil, errs.E(errs.Invalid, "agent: unknown agent %q (build, plan)", agentName)
-	}
-	in.Agent = agentName
-	model := in.Model
-	if model == nil && sess.Model != nil {
-		model = &MessageModel{ProviderID: sess.Model.ProviderID, ModelID: sess.Model.ID}
-	}
-	if model == nil {
-		p, m := lp.agent.Providers.Default()
-		model = &MessageModel{ProviderID: p, ModelID: m}
-	}
-	if _, ok := lp.agent.Providers.Get(model.ProviderID); !ok {
-		return nil, errs.Named(errs.Invalid, "ProviderNotFoundError", "model: provider %q is not configured", model.ProviderID)
-	}
-	in.Model = model
+	in.Agent, in.Model = agentName, model
 
 	// Store the title, the user message and its parts before anything else, in one write:
 	// prompt_async answers only after this.
@@ -278,6 +261,31 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 	return t, nil
 }
 
+// resolveAgent picks a turn's agent and model: the ones asked for, else the session's, else the
+// defaults (build, the configured default model).
+func resolveAgent(lp *loop, sess Session, agentName string, model *MessageModel) (string, *MessageModel, error) {
+	if agentName == "" {
+		agentName = sess.Agent
+	}
+	if agentName == "" {
+		agentName = "build"
+	}
+	if _, ok := agentNamed(agentName); !ok {
+		return "", nil, errs.E(errs.Invalid, "agent: unknown agent %q (build, plan)", agentName)
+	}
+	if model == nil && sess.Model != nil {
+		model = &MessageModel{ProviderID: sess.Model.ProviderID, ModelID: sess.Model.ID}
+	}
+	if model == nil {
+		p, m := lp.agent.Providers.Default()
+		model = &MessageModel{ProviderID: p, ModelID: m}
+	}
+	if _, ok := lp.agent.Providers.Get(model.ProviderID); !ok {
+		return "", nil, errs.Named(errs.Invalid, "ProviderNotFoundError", "model: provider %q is not configured", model.ProviderID)
+	}
+	return agentName, model, nil
+}
+
 // schedule queues a turn on its session's runner, starting the runner if the session is idle. It
 // reports false when the loop is shutting down.
 func (s *Service) schedule(lp *loop, sessionID string, t *turn) bool {
@@ -334,7 +342,13 @@ func (s *Service) drain(lp *loop, sessionID string) {
 		r.cancel = cancel
 		s.mu.Unlock()
 
-		reply, err := s.runTurn(ctx, lp.agent, t)
+		var reply WithParts
+		var err error
+		if t.shell != nil {
+			reply, err = s.runShell(ctx, lp.agent, sessionID, t)
+		} else {
+			reply, err = s.runTurn(ctx, lp.agent, t)
+		}
 		cancel()
 		t.result <- turnResult{reply: reply, err: err}
 	}
