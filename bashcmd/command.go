@@ -321,8 +321,11 @@ var interpreters = []string{"python", "python3", "python2", "node", "perl", "rub
 // family is the "always" pattern of a judged command: its leading words (per arity, stopping at an
 // option or a dynamic word) plus " *"; for interpreters and commands named by path, the exact command.
 func family(words []word) string {
+	if strings.TrimSpace(words[0].value) == "" {
+		return "" // an empty command name runs nothing; a pattern built from it would start with a wildcard
+	}
 	f := familyPattern(words)
-	if strings.ContainsAny(strings.TrimSuffix(f, " *"), "*?") {
+	if strings.ContainsAny(strings.TrimSuffix(f, " *"), "*?") || strings.HasPrefix(strings.TrimLeft(f, " "), "*") {
 		return "" // a remembered pattern is a glob: a literal * or ? in it would match far more
 	}
 	return f
