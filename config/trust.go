@@ -132,6 +132,16 @@ func TrustedDirs(env func(string) string) ([]string, error) {
 	return trustList(layers), nil
 }
 
+// Trusted reports whether the user has trusted dir, or a directory above it (`tandem trust DIR`):
+// only then may the project's own files start processes.
+func Trusted(env func(string) string, dir string) (bool, error) {
+	dirs, err := TrustedDirs(env)
+	if err != nil {
+		return false, err
+	}
+	return trusted(dir, dirs), nil
+}
+
 func editTrust(env func(string) string, dir string, add bool) (string, error) {
 	if !filepath.IsAbs(dir) {
 		return "", errs.E(errs.Invalid, "trust needs an absolute directory, got %q", dir)

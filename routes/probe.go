@@ -10,22 +10,10 @@ import (
 )
 
 // Probes serves the OpenCode routes that clients read at startup to fill in side panels and
-// footers (commands, LSP, formatters, VCS, workspaces, console). OpenCode's terminal UI asks for all of
+// footers (LSP, formatters, VCS, workspaces, console). OpenCode's terminal UI asks for all of
 // them when it attaches. Where tandem has no such feature the answer is the honest empty one, never
 // invented data, so a client shows "nothing configured" instead of an error.
 type Probes struct{}
-
-// Command is OpenCode's Command: a slash command a client can offer. tandem defines none.
-type Command struct {
-	Name        string   `json:"name" required:"true"`
-	Description string   `json:"description,omitempty"`
-	Agent       string   `json:"agent,omitempty"`
-	Model       string   `json:"model,omitempty"`
-	Source      string   `json:"source,omitempty" enum:"command,mcp,skill"`
-	Template    string   `json:"template" required:"true"`
-	Subtask     bool     `json:"subtask,omitempty"`
-	Hints       []string `json:"hints" required:"true"`
-}
 
 // LSPStatus is OpenCode's LSPStatus: a language server and whether it is connected. tandem runs none.
 type LSPStatus struct {
@@ -90,9 +78,6 @@ type MCPResource struct {
 // Ops declares the probed routes.
 func (p *Probes) Ops() []Op {
 	return []Op{
-		op(http.MethodGet, "/command", "command.list", "List commands", func(c *Call, _ *struct{}) ([]Command, error) {
-			return []Command{}, nil
-		}).doc("Always empty: tandem defines no slash commands."),
 		op(http.MethodGet, "/lsp", "lsp.status", "Get LSP status", func(c *Call, _ *struct{}) ([]LSPStatus, error) {
 			return []LSPStatus{}, nil
 		}).doc("Always empty: tandem runs no language servers."),

@@ -59,7 +59,6 @@ func TestProbesAnswerEmptyWhereTandemHasNothing(t *testing.T) {
 		path string
 		want any
 	}{
-		{"/command", []any{}},
 		{"/lsp", []any{}},
 		{"/formatter", []any{}},
 		{"/vcs", map[string]any{}},

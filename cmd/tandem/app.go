@@ -17,6 +17,7 @@ import (
 
 	"tandem/auth"
 	"tandem/bus"
+	"tandem/command"
 	"tandem/credential"
 	"tandem/discovery"
 	"tandem/errs"
@@ -89,6 +90,8 @@ type services struct {
 	tools     func() []tool.Tool
 	mcpHTTP   http.Handler // tandem as an MCP server over Streamable HTTP
 	fileIndex *files.Index // the file lists of the directories clients search
+	env       func(string) string
+	log       *slog.Logger
 }
 
 func (s services) api() *routes.API {
@@ -113,6 +116,7 @@ func (s services) api() *routes.API {
 			&routes.MCPServer{Handler: s.mcpHTTP},
 			&routes.Ptys{Manager: s.ptys},
 			&routes.Probes{},
+			&routes.Commands{Service: &command.Service{Config: s.runtime.Load, Env: s.env, Sessions: s.sessions, Bus: s.bus, Logger: s.log}},
 			&routes.Tools{All: s.tools},
 			&routes.Files{Index: s.fileIndex, ProjectID: projectID},
 		},
@@ -135,7 +139,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Main{opts: o, log: o.Logger, services: services{version: version, dir: dir, paths: o.Paths, fileIndex: files.NewIndex()}}
+	m := &Main{opts: o, log: o.Logger, services: services{version: version, dir: dir, paths: o.Paths, fileIndex: files.NewIndex(), env: o.Env, log: o.Logger}}
 	m.db, err = store.Open(ctx, filepath.Join(o.Paths.Data, "tandem.db"))
 	if err != nil {
 		var unwritable *store.UnwritableError

@@ -25,9 +25,18 @@ func TestShellRunsTheUsersCommand(t *testing.T) {
 
 	t.Run("the output is stored as the stream announced it, and no permission is asked", func(t *testing.T) {
 		mark := events.mark()
-		var reply session.WithParts
 		// bash asks by default: had the command gone through the permission gate, this call would wait.
-		td.call(t, http.MethodPost, "/session/"+sid+"/shell", shellBody("echo from-shell; echo to-stderr >&2"), http.StatusOK, &reply)
+		status, body := td.request(t, http.MethodPost, "/session/"+sid+"/shell", shellBody("echo from-shell; echo to-stderr >&2"))
+		if status != http.StatusOK {
+			t.Fatalf("%d %s", status, body)
+		}
+		if p := testenv.LoadSchemas(t, "testdata/opencode-command-schemas.json").Problems(t, "session.shell", body); len(p) > 0 {
+			t.Fatalf("not OpenCode's answer: %v\n%s", p, body)
+		}
+		var reply session.WithParts
+		if err := json.Unmarshal(body, &reply); err != nil {
+			t.Fatal(err)
+		}
 		if reply.Info.Role != session.RoleAssistant || reply.Info.Time.Completed == 0 || reply.Info.Error != nil {
 			t.Fatalf("reply info: %+v", reply.Info)
 		}
