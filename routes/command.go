@@ -23,8 +23,8 @@ func (cm *Commands) Ops() []Op {
 	return []Op{
 		op(http.MethodGet, "/command", "command.list", "List commands", func(c *Call, _ *struct{}) ([]command.Command, error) {
 			return cm.Service.List(c.Ctx(), c.Dir)
-		}).doc("tandem's built-ins (init, review), the configuration's `command` key, and the Markdown files in the user's "+
-			"`command/` directory and the project's `.opencode/command/` and `.tandem/command/` (YAML frontmatter: description, "+
+		}).doc("tandem's built-ins (init, review), the configuration's `command` key, and the Markdown files in the user's " +
+			"`command/` directory and the project's `.opencode/command/` and `.tandem/command/` (YAML frontmatter: description, " +
 			"agent, model, subtask; the body is the template). A later source replaces an earlier command of the same name."),
 		op(http.MethodPost, "/session/{sessionID}/command", "session.command", "Send command", func(c *Call, in *SessionCommand) (session.WithParts, error) {
 			return cm.Service.Run(c.Ctx(), in.SessionID, in.RunInput)
