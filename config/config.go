@@ -28,6 +28,7 @@ type Config struct {
 	Permission json.RawMessage      `json:"permission,omitempty"`
 	MCP        map[string]MCPConfig `json:"mcp,omitempty"`
 	Server     ServerConfig         `json:"server,omitzero"`
+	Compaction Compaction           `json:"compaction,omitzero"`
 
 	// Untrusted, when set, says what the project's own file asked for and was refused because the
 	// user has not trusted the directory (`tandem trust DIR`).
@@ -117,6 +118,17 @@ func (t Timeout) Duration(def time.Duration) (d time.Duration, ok bool) {
 	return time.Duration(t.Millis) * time.Millisecond, true
 }
 
+// Compaction is OpenCode's `compaction` key: when a turn's input nears the model's context window,
+// the conversation before the turn is summarised first. Keys tandem does not act on (prune,
+// tail_turns, preserve_recent_tokens) stay in Document.
+type Compaction struct {
+	// Auto switches automatic compaction; absent means on.
+	Auto *bool `json:"auto,omitempty"`
+	// Reserved is how many tokens of the context window are kept free for the answer; absent
+	// means min(20000, the model's output limit).
+	Reserved *int64 `json:"reserved,omitempty"`
+}
+
 // ModelConfig describes or overrides one model of a provider.
 type ModelConfig struct {
 	ID          string      `json:"id,omitempty"` // the ID sent to the API when it differs from the key
@@ -196,6 +208,9 @@ func (c *Config) validate() (pointer string, err error) {
 		if _, _, ok := SplitModel(m.value); !ok {
 			return "/" + m.key, fmt.Errorf("%s must look like \"provider/model\", got %q", m.key, m.value)
 		}
+	}
+	if r := c.Compaction.Reserved; r != nil && *r < 0 {
+		return "/compaction/reserved", fmt.Errorf("compaction.reserved must not be negative, got %d", *r)
 	}
 	for name, m := range c.MCP {
 		ptr := "/mcp/" + escapePointer(name)

@@ -72,6 +72,9 @@ func demoReply(req Request) demoAnswer {
 		return demoAnswer{text: reportToolResults(req.Messages)}
 	}
 	text, ok := lastUserText(req.Messages)
+	if ok && text == CompactionPrompt {
+		return demoAnswer{text: demoSummary(req.Messages)}
+	}
 	if !ok {
 		return demoAnswer{text: "Hello! I am tandem's offline demo model. Try `run: ls`, `read: README.md` or `ask: Which database? | Postgres | SQLite`."}
 	}

@@ -9,6 +9,7 @@ type ModelInfo struct {
 	Family      string
 	ReleaseDate string // YYYY-MM-DD, empty when unknown
 	Context     int64  // context window in tokens, 0 when unknown
+	Input       int64  // input limit in tokens when the provider sets one apart from Context, else 0
 	Output      int64  // maximum output tokens, 0 when unknown
 	Cost        Cost
 	Reasoning   bool

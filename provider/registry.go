@@ -43,6 +43,8 @@ type Registry struct {
 	provider string   // default provider
 	model    string   // default model
 	demo     bool
+
+	compaction config.Compaction
 }
 
 type entry struct {
@@ -67,7 +69,7 @@ func NewRegistry(cfg config.Config, env func(string) string) (*Registry, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Registry{entries: map[string]*entry{}}
+	r := &Registry{entries: map[string]*entry{}, compaction: cfg.Compaction}
 	ids := make([]string, 0, len(cfg.Provider))
 	for id := range cfg.Provider {
 		if _, ok := builtins[id]; !ok {
@@ -236,7 +238,7 @@ func modelsFor(id string, pc config.ProviderConfig) []ModelInfo {
 			m.Cost = Cost{Input: mc.Cost.Input, Output: mc.Cost.Output, CacheRead: mc.Cost.CacheRead, CacheWrite: mc.Cost.CacheWrite}
 		}
 		if mc.Limit != nil {
-			m.Context, m.Output = mc.Limit.Context, mc.Limit.Output
+			m.Context, m.Input, m.Output = mc.Limit.Context, mc.Limit.Input, mc.Limit.Output
 		}
 		if known {
 			models[i] = m
@@ -299,6 +301,32 @@ func (r *Registry) Model(providerID, modelID string) (ModelInfo, bool) {
 		}
 	}
 	return ModelInfo{}, false
+}
+
+// compactionBuffer is the most of a context window kept free for the answer by default.
+const compactionBuffer = 20000
+
+// Usable is how many input tokens a call to the model may carry before the conversation is
+// compacted first, as OpenCode reckons it: the input limit (else the context window) less what is
+// reserved for the answer (config compaction.reserved, else min(20000, the output limit)). It is 0
+// when the model's window is unknown or compaction.auto is false: never compact automatically.
+func (r *Registry) Usable(providerID, modelID string) int64 {
+	if a := r.compaction.Auto; a != nil && !*a {
+		return 0
+	}
+	m, ok := r.Model(providerID, modelID)
+	if !ok || m.Context <= 0 {
+		return 0
+	}
+	window := m.Context
+	if m.Input > 0 {
+		window = m.Input
+	}
+	reserved := min(int64(compactionBuffer), m.Output)
+	if r.compaction.Reserved != nil {
+		reserved = *r.compaction.Reserved
+	}
+	return max(window-reserved, 1)
 }
 
 // CheckModel says why ref ("provider/model") cannot be chosen as a default model, or nil. The

@@ -167,6 +167,12 @@ type SessionShell struct {
 	session.ShellInput
 }
 
+// SessionSummarize is POST /session/{sessionID}/summarize.
+type SessionSummarize struct {
+	SessionPath
+	session.SummarizeInput
+}
+
 // DiffQuery is GET /session/{sessionID}/diff.
 type DiffQuery struct {
 	SessionPath
@@ -193,6 +199,12 @@ func (s *Sessions) promptOps() []Op {
 		op(http.MethodPost, "/session/{sessionID}/abort", "session.abort", "Abort session", func(c *Call, in *SessionPath) (bool, error) {
 			return s.Service.Abort(c.Ctx(), in.SessionID)
 		}).doc("Stops the running turn and the turns queued behind it; running tools are killed and pending requests rejected.", 404),
+		op(http.MethodPost, "/session/{sessionID}/summarize", "session.summarize", "Summarize session", func(c *Call, in *SessionSummarize) (bool, error) {
+			return true, s.Service.Summarize(c.Ctx(), in.SessionID, in.SummarizeInput)
+		}).doc("Compacts the session as OpenCode's /compact: a user message with a compaction part, answered by the model with a "+
+			"summary of the conversation before it (an assistant message with summary true); session.compacted follows. "+
+			"Later prompts send the model the summary instead of the messages before it. Answers once the summary is written; "+
+			"refused with 409 SessionBusyError while the session is busy.", 400, 404, 409, 413, 415),
 		op(http.MethodGet, "/session/{sessionID}/todo", "session.todo", "Get session todos", func(c *Call, in *SessionPath) ([]tool.Todo, error) {
 			return s.Service.Todos(c.Ctx(), in.SessionID)
 		}).doc("", 404),

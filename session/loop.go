@@ -74,12 +74,13 @@ type runner struct {
 }
 
 type turn struct {
-	ctx    context.Context // the enqueuing request's values, never its cancellation
-	user   Message
-	input  PromptInput
-	result chan turnResult // buffered 1
-	resume *resumePoint    // set when the turn resumes one the server was running when it stopped
-	shell  *ShellInput     // set when the turn is a command the user runs (POST /session/{id}/shell)
+	ctx     context.Context // the enqueuing request's values, never its cancellation
+	user    Message
+	input   PromptInput
+	result  chan turnResult // buffered 1
+	resume  *resumePoint    // set when the turn resumes one the server was running when it stopped
+	shell   *ShellInput     // set when the turn is a command the user runs (POST /session/{id}/shell)
+	compact *compactJob     // set when the turn summarises the session (Summarize) instead
 }
 
 type turnResult struct {
@@ -350,7 +351,19 @@ func (s *Service) drain(lp *loop, sessionID string) {
 			reply, err = s.runTurn(ctx, lp.agent, t)
 		}
 		cancel()
+		// The runner retires before the last turn's caller hears of it, so that what the caller
+		// does next (an edit, a compaction) finds the session idle.
+		s.mu.Lock()
+		last := len(r.queue) == 0
+		if last {
+			delete(lp.runners, sessionID)
+			close(r.done)
+		}
+		s.mu.Unlock()
 		t.result <- turnResult{reply: reply, err: err}
+		if last {
+			return
+		}
 	}
 }
 

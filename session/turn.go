@@ -144,6 +144,9 @@ func (st *step) emit(ev provider.Event) error {
 // Every write happens before the event that announces it, and a write that fails ends the turn
 // with session.error: what the stream said is what the store holds.
 func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, error) {
+	if t.compact != nil {
+		return s.runCompaction(ctx, ag, t)
+	}
 	keep := context.WithoutCancel(ctx) // stores must land even when the turn is aborted
 	user := t.user                     // the runner's own copy: prompt_async callers read t.user concurrently
 	sess, err := s.Get(keep, user.SessionID)
@@ -192,11 +195,30 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 	}
 	// The history is read once (a resumed turn's after its first step); each step's output is
 	// appended in memory.
-	history, err := s.history(keep, sid, user.ID)
+	conv, err := s.conversation(keep, sid, user.ID)
 	if err != nil {
 		return s.failTurn(ctx, dir, nil, nil, err, user)
 	}
+	var usable int64 // 0: never compact
+	if limits, ok := ag.Providers.(ContextLimits); ok {
+		usable = limits.Usable(t.input.Model.ProviderID, t.input.Model.ModelID)
+	}
+	compacted := false
 	for n := 0; n < ag.MaxSteps; n++ {
+		// Once per turn, a call that would carry more than the model can take first compacts what
+		// came before the turn (the turn's own messages are kept as they are).
+		if usable > 0 && !compacted && conv.at > conv.summarized &&
+			provider.EstimateTokens(provider.Request{System: system, Messages: conv.msgs, Tools: specs}) > usable {
+			compacted = true
+			next, tokens, cost, err := s.autoCompact(ctx, ag, prov, sess, t, conv)
+			if err != nil {
+				return s.failTurn(ctx, dir, nil, nil, err, user)
+			}
+			conv = next
+			turnCost += cost
+			addTokens(&turnTokens, tokens)
+		}
+		history := conv.msgs
 		zero := 0.0
 		msg := &Message{
 			ID: s.ids.New(id.Message), SessionID: sid, Role: RoleAssistant, ParentID: t.user.ID,
@@ -278,7 +300,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			return s.failTurn(ctx, dir, msg, parts, err, user)
 		}
 		foldDiffs(turnDiff, parts)
-		history = appendStep(history, parts)
+		conv.msgs = appendStep(history, parts)
 		turnCost += cost
 		addTokens(&turnTokens, tokens)
 		reply = WithParts{Info: *msg, Parts: parts}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"tandem/permission"
@@ -137,8 +138,8 @@ type Message struct {
 	Model  *MessageModel   `json:"model,omitempty"`
 	System string          `json:"system,omitempty"`
 	Tools  map[string]bool `json:"tools,omitempty"`
-	// Summary is the user message's {diffs} object; on assistant messages OpenCode uses a boolean,
-	// which tandem does not set.
+	// Summary is the user message's {diffs} object; on an assistant message that summarises the
+	// conversation before it (a compaction) it is OpenCode's boolean `true`.
 	Summary *MessageSummary `json:"summary,omitempty"`
 
 	// Assistant messages.
@@ -168,11 +169,51 @@ type MessageModel struct {
 	Variant    string `json:"variant,omitempty"`
 }
 
-// MessageSummary lists the files a user message's turn changed.
+// MessageSummary lists the files a user message's turn changed. On an assistant message it is only
+// the mark of a compaction's summary, `true` on the wire.
 type MessageSummary struct {
 	Title string     `json:"title,omitempty"`
 	Body  string     `json:"body,omitempty"`
 	Diffs []FileDiff `json:"diffs"`
+	// Compacted marks the assistant message that summarises the conversation before it.
+	Compacted bool `json:"-"`
+}
+
+// MarshalJSON writes `true` for a compaction's summary, else the {diffs} object.
+func (m MessageSummary) MarshalJSON() ([]byte, error) {
+	if m.Compacted {
+		return []byte("true"), nil
+	}
+	type plain MessageSummary
+	if m.Diffs == nil {
+		m.Diffs = []FileDiff{}
+	}
+	return json.Marshal(plain(m))
+}
+
+// UnmarshalJSON reads the boolean of an assistant message or the object of a user message.
+func (m *MessageSummary) UnmarshalJSON(b []byte) error {
+	switch string(bytes.TrimSpace(b)) {
+	case "true":
+		*m = MessageSummary{Compacted: true}
+		return nil
+	case "false":
+		*m = MessageSummary{}
+		return nil
+	}
+	type plain MessageSummary
+	var v plain
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*m = MessageSummary(v)
+	return nil
+}
+
+// summarizes reports that m is a finished compaction summary: from it on, the conversation before
+// it is sent as this summary.
+func (m Message) summarizes() bool {
+	return m.Role == RoleAssistant && m.Summary != nil && m.Summary.Compacted && m.Error == nil && m.Time.Completed != 0
 }
 
 // MessagePath is where an assistant message ran.
@@ -219,6 +260,12 @@ type Part struct {
 
 	// agent, subtask
 	Name string `json:"name,omitempty"`
+
+	// compaction: Auto says the model's context filled up (else a person asked); TailStartID is
+	// the first message kept after the summary as it was (none: the summary replaces everything).
+	Auto        *bool  `json:"auto,omitempty"`
+	Overflow    bool   `json:"overflow,omitempty"`
+	TailStartID string `json:"tail_start_id,omitempty"`
 }
 
 // PartTime bounds a part's activity.

@@ -180,6 +180,12 @@ func (rt *agentRuntime) Cost(providerID, modelID string, u provider.Usage) float
 	return m.CostOf(u)
 }
 
+// Usable implements session.ContextLimits: how many input tokens a call to the model may carry
+// before the conversation is compacted, with the current registry's limits and compaction config.
+func (rt *agentRuntime) Usable(providerID, modelID string) int64 {
+	return rt.Registry().Usable(providerID, modelID)
+}
+
 func (rt *agentRuntime) close() {
 	if r := rt.Registry(); r != nil {
 		r.Close()
