@@ -2,7 +2,8 @@
 // tandem binary. Every call's result is checked for the fields a client reads, not only its status.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { missing, startTandem, waitFor } from './harness.mjs';
 import { check, partition, responseSchema, templateOf } from './schema.mjs';
 
@@ -130,7 +131,7 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
   });
 
   test('the probed side panels answer empty instead of failing', async () => {
-    assert.deepEqual(ok(await client.command.list()), []);
+    assert.deepEqual(ok(await client.command.list()).map((c) => c.name), ['init', 'review'], "tandem's built-ins");
     assert.deepEqual(ok(await client.lsp.status()), []);
     assert.deepEqual(ok(await client.formatter.status()), []);
     assert.deepEqual(ok(await client.vcs.get()), {}, 'the project is not a git repository');
@@ -416,6 +417,32 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
     const anonymous = server.client({ headers: {} });
     const res = await anonymous.session.list();
     assert.equal(res.response.status, 401);
+  });
+
+  test('a shell command the user runs is stored as a bash tool part and returned', async () => {
+    const shellSession = ok(await client.session.create({ title: 'sdk shell' })).id;
+    const reply = ok(await client.session.shell({ sessionID: shellSession, agent: 'build', command: 'echo sdk-shell-$((6*7))' }));
+    assert.equal(reply.info.role, 'assistant');
+    const tool = reply.parts.find((p) => p.type === 'tool');
+    assert.equal(tool.tool, 'bash');
+    assert.equal(tool.state.status, 'completed');
+    assert.equal(tool.state.metadata.output, 'sdk-shell-42\n');
+    const messages = ok(await client.session.messages({ sessionID: shellSession }));
+    assert.deepEqual(messages.map((m) => m.info.role), ['user', 'assistant']);
+    assert.equal(messages[0].parts[0].synthetic, true);
+  });
+
+  test('a project command is listed and runs with its arguments substituted', async () => {
+    const dir = path.join(server.project, '.opencode', 'command');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'greet.md'), '---\ndescription: greets\n---\nHi $1, from $ARGUMENTS\n');
+    const listed = ok(await client.command.list()).find((c) => c.name === 'greet');
+    assert.deepEqual({ ...listed }, { name: 'greet', description: 'greets', source: 'command', template: 'Hi $1, from $ARGUMENTS', hints: ['$1', '$ARGUMENTS'] });
+    const commandSession = ok(await client.session.create({ title: 'sdk command' })).id;
+    const from = events.length;
+    const reply = ok(await client.session.command({ sessionID: commandSession, command: 'greet', arguments: 'SDK client' }));
+    assert.match(text(reply), /Hi SDK client, from SDK client/);
+    await nextEvent('command.executed', (p) => p.sessionID === commandSession && p.name === 'greet' && p.arguments === 'SDK client', from);
   });
 
   test('the event streams never failed while the suite ran', () => {
