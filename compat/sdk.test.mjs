@@ -380,6 +380,23 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
     await nextEvent('session.idle', (p) => p.sessionID === sessionID, from);
   });
 
+  test('summarize (/compact) writes OpenCode\'s compaction part and summary message, and the next prompt still answers', async () => {
+    const from = events.length;
+    assert.equal(ok(await client.session.summarize({ sessionID, providerID: 'demo', modelID: 'demo' })), true);
+    await nextEvent('session.compacted', (p) => p.sessionID === sessionID, from);
+    const messages = ok(await client.session.messages({ sessionID }));
+    const [request, summary] = messages.slice(-2);
+    assert.equal(request.info.role, 'user');
+    assert.deepEqual(request.parts.map((p) => [p.type, p.auto]), [['compaction', false]]);
+    assert.equal(summary.info.summary, true);
+    assert.equal(summary.info.mode, 'compaction');
+    assert.equal(summary.info.parentID, request.info.id);
+    assert.match(text(summary), /^Summary of the conversation so far:\n- The user asked: /);
+    assert.match(text(summary), /- The user asked: slow: one two three/);
+    const reply = ok(await client.session.prompt({ sessionID, parts: [{ type: 'text', text: 'after the summary' }] }));
+    assert.equal(text(reply), 'You said: after the summary');
+  });
+
   test('a stored API key connects its provider at once, masked in the config, and DELETE disconnects it', async () => {
     const key = 'sk-ant-compat-7d3f9b21';
     try {
