@@ -38,7 +38,7 @@ type Summary struct {
 	Diffs     []FileDiff `json:"diffs,omitempty"`
 }
 
-// Share is a session's public link (tandem does not share; kept for shape).
+// Share is a session's read-only link, served by tandem itself at /s/{token}.
 type Share struct {
 	URL string `json:"url"`
 }

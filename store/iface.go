@@ -48,12 +48,20 @@ type Pending interface {
 	ListPending(ctx context.Context, kind string) ([]PendingRequest, error)
 }
 
+// Shares stores the read-only links to sessions, by a hash of their token.
+type Shares interface {
+	PutShare(ctx context.Context, sessionID string, tokenHash []byte, created int64) error
+	SharedSession(ctx context.Context, tokenHash []byte) (string, error)
+	DeleteShare(ctx context.Context, sessionID string) error
+}
+
 // Tx is every aggregate's queries, run inside one transaction (or, outside Store.Tx, on their own).
 type Tx interface {
 	Sessions
 	Messages
 	Grants
 	Pending
+	Shares
 }
 
 // Store is a tandem backend: the aggregates' queries plus transactions that span them.

@@ -78,7 +78,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	setSecurityHeaders(w, r)
 	switch {
-	case r.URL.Path == "/" || r.URL.Path == "/index.html":
+	case r.URL.Path == "/" || r.URL.Path == "/index.html" || IsSharePage(r.URL.Path):
+		if IsSharePage(r.URL.Path) {
+			// The link's token is in the path: never hand it to another site.
+			w.Header().Set("Referrer-Policy", "no-referrer")
+		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(h.index))
@@ -87,6 +91,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.notFound.ServeHTTP(w, r)
 	}
+}
+
+// IsSharePage reports whether path is the page of a read-only link, /s/{token}: the UI opens it
+// in read-only mode, reading the session through /s/{token}/… with the token as its only key.
+func IsSharePage(path string) bool {
+	token, ok := strings.CutPrefix(path, "/s/")
+	return ok && token != "" && !strings.Contains(token, "/")
 }
 
 func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request) {

@@ -108,6 +108,7 @@ func (s services) api() *routes.API {
 			s.events,
 			&routes.Login{Auth: s.auth},
 			&routes.Sessions{Service: s.sessions},
+			&routes.Shares{Service: s.sessions},
 			&routes.Permissions{Service: s.perms, ProjectID: grantScope},
 			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry,
 				SetKey: s.runtime.SetKey, RemoveKey: s.runtime.RemoveKey},
@@ -221,11 +222,13 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 
 	m.mcpHTTP = m.mcpHTTPHandler()
 
-	var fallback http.Handler
+	ui := web.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		routes.WriteError(w, r, notFoundRoute(r))
+	}))
+	// A headless server still serves the pages of its read-only links: they are its own output.
+	fallback := uiPages(ui, false)
 	if o.Web {
-		fallback = uiOnly(web.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			routes.WriteError(w, r, notFoundRoute(r))
-		})))
+		fallback = uiPages(ui, true)
 	}
 	m.srv, err = server.Listen(server.Config{
 		Hostname: o.Hostname, Port: o.Port, Directory: dir, CORS: o.CORS, Auth: m.auth,
@@ -255,10 +258,12 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	return m, nil
 }
 
-// uiOnly passes GET / and /assets/* to the web UI and answers everything else as an unknown route.
-func uiOnly(ui http.Handler) http.Handler {
+// uiPages passes the pages of read-only links (/s/{token}) and the UI's assets to the web UI, and
+// the UI itself (/) when the whole UI is served; everything else is an unknown route.
+func uiPages(ui http.Handler, whole bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/assets/")) {
+		read := r.Method == http.MethodGet || r.Method == http.MethodHead
+		if read && (strings.HasPrefix(r.URL.Path, "/assets/") || web.IsSharePage(r.URL.Path) || whole && r.URL.Path == "/") {
 			ui.ServeHTTP(w, r)
 			return
 		}

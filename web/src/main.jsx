@@ -6,6 +6,7 @@ import { SessionList, SessionView, Composer } from './session.jsx';
 import { PendingDialog, PendingBadge } from './pending.jsx';
 import { TerminalView } from './terminal.jsx';
 import { McpView } from './mcp.jsx';
+import { SharedSession } from './share.jsx';
 
 const connLabel = {
   connecting: 'Connecting',
@@ -162,5 +163,11 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app'));
-start();
+const shared = location.pathname.match(/^\/s\/([A-Za-z0-9_-]+)$/);
+if (shared) {
+  // A read-only link: no sign-in, no event stream, nothing but that one session.
+  render(<SharedSession token={shared[1]} />, document.getElementById('app'));
+} else {
+  render(<App />, document.getElementById('app'));
+  start();
+}

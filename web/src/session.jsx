@@ -213,7 +213,7 @@ function Todos({ list }) {
   );
 }
 
-function Message({ msg, last }) {
+export function Message({ msg, last }) {
   const { info, parts } = msg;
   if (info.role === 'user') {
     const text = parts
