@@ -197,6 +197,8 @@ func TestAutomaticCompaction(t *testing.T) {
 			providertest.Turn{Text: []string{"answer-one"}},
 			providertest.Turn{Text: []string{"AUTO-SUMMARY"}},
 			providertest.Turn{Text: []string{"answer-two"}},
+			providertest.Turn{Text: []string{"SECOND-SUMMARY"}},
+			providertest.Turn{Text: []string{"answer-three"}},
 		)
 		cfg := `{"provider":{"openai":{"models":{"gpt-scripted":{"limit":{"context":50000,"output":1000}}}}}}`
 		td := startTandem(t, setup{env: openAIEnv(llm), config: cfg})
@@ -208,7 +210,7 @@ func TestAutomaticCompaction(t *testing.T) {
 			t.Fatalf("reply %q", got)
 		}
 		reqs := llm.Requests()
-		if len(reqs) != 3 || !requestContains(reqs[1], provider.CompactionPrompt) || !requestContains(reqs[1], "first-question") {
+		if len(reqs) < 3 || !requestContains(reqs[1], provider.CompactionPrompt) || !requestContains(reqs[1], "first-question") {
 			t.Fatalf("%d model calls; the second should be the summary of the first prompt", len(reqs))
 		}
 		if requestContains(reqs[1], "second-question") {
@@ -233,6 +235,30 @@ func TestAutomaticCompaction(t *testing.T) {
 		}
 		if textOf(msgs[5]) != "answer-two" || msgs[5].Info.ParentID != msgs[2].Info.ID {
 			t.Fatalf("the turn's reply %+v", msgs[5].Info)
+		}
+
+		// The kept prompt is still too big: the next turn compacts again, and that summary is
+		// written from the stored history, which starts from the first summary and keeps its tail.
+		if got := textOf(td.prompt(t, sid, "third-question")); got != "answer-three" {
+			t.Fatalf("third reply %q", got)
+		}
+		reqs = llm.Requests()
+		if len(reqs) != 5 {
+			t.Fatalf("%d model calls, want 5", len(reqs))
+		}
+		for _, want := range []string{provider.CompactionPrompt, "AUTO-SUMMARY", "second-question", "answer-two"} {
+			if !requestContains(reqs[3], want) {
+				t.Fatalf("the second summary call lacks %q", want)
+			}
+		}
+		for _, gone := range []string{"first-question", "answer-one", "third-question"} {
+			if requestContains(reqs[3], gone) {
+				t.Fatalf("the second summary call carries %q", gone)
+			}
+		}
+		if r := reqs[4]; !requestContains(r, "SECOND-SUMMARY") || !requestContains(r, "third-question") ||
+			requestContains(r, "AUTO-SUMMARY") || requestContains(r, "second-question") {
+			t.Fatalf("the third turn's call should carry the second summary and its own prompt only: %.400s", r.Body)
 		}
 	})
 
