@@ -1,0 +1,100 @@
+package session
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"tandem/bus"
+	"tandem/provider"
+	"tandem/store"
+	"tandem/tool"
+)
+
+// tightDemo is the demo model with a usable input of one token: every turn with anything before
+// it compacts first.
+type tightDemo struct{ demoOnly }
+
+func (tightDemo) Usable(string, string) int64 { return 1 }
+
+// newCompactingService is newService over tightDemo.
+func newCompactingService(t *testing.T) (*Service, string) {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "tandem.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bus.New(bus.Options{})
+	s := New(Options{DB: db, Bus: b, Version: "test",
+		Agent: &Agent{Providers: tightDemo{demoOnly{provider.NewDemo()}}, Tools: tool.Builtins(tool.Options{}).All}})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+		b.Close()
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s, t.TempDir()
+}
+
+func TestTheKeptHistoryFollowsCompactions(t *testing.T) {
+	ctx := context.Background()
+	s, dir := newCompactingService(t)
+	sess, err := s.Create(ctx, dir, CreateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"a first prompt, with nothing to compact", func() error { _, err := s.Prompt(ctx, sess.ID, text("one")); return err }},
+		{"a prompt that compacts the first turn", func() error { _, err := s.Prompt(ctx, sess.ID, text("run: echo two")); return err }},
+		{"a summary asked for", func() error {
+			return s.Summarize(ctx, sess.ID, SummarizeInput{ProviderID: provider.DemoID, ModelID: provider.DemoID})
+		}},
+		{"a prompt right after the summary", func() error { _, err := s.Prompt(ctx, sess.ID, text("three")); return err }},
+		{"a prompt that compacts again", func() error { _, err := s.Prompt(ctx, sess.ID, text("four")); return err }},
+	}
+	for _, st := range steps {
+		t.Run("after "+st.name+", the kept history is the history read from every message", func(t *testing.T) {
+			if err := st.run(); err != nil {
+				t.Fatal(err)
+			}
+			upTo := lastUser(t, s, sess.ID)
+			kept, err := s.history(ctx, sess.ID, upTo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if full := fullHistory(t, s, sess.ID, upTo); !reflect.DeepEqual(kept, full) {
+				t.Fatalf("kept history\n%+v\nread from every message\n%+v", kept, full)
+			}
+		})
+	}
+	t.Run("the last history starts from the last summary, which carries every prompt forward", func(t *testing.T) {
+		next := text("five")
+		next.NoReply = true // stored, not answered: the history a next turn would start from
+		if _, err := s.Prompt(ctx, sess.ID, next); err != nil {
+			t.Fatal(err)
+		}
+		h := fullHistory(t, s, sess.ID, lastUser(t, s, sess.ID)).([]provider.Message)
+		var texts []string
+		for _, m := range h {
+			texts = append(texts, m.Text)
+		}
+		// The second summary kept its turn's prompt ("four") and that turn's reply follows it.
+		if len(h) != 5 || texts[0] != provider.SummaryQuestion || texts[2] != "four" || texts[3] != "You said: four" || texts[4] != "five" {
+			t.Fatalf("history %q", texts)
+		}
+		for _, p := range []string{"one", "run: echo two", "three"} {
+			if !strings.Contains(h[1].Text, "- The user asked: "+p+"\n") && !strings.HasSuffix(h[1].Text, "- The user asked: "+p) {
+				t.Fatalf("the summary %q does not list %q", h[1].Text, p)
+			}
+		}
+	})
+}
