@@ -284,6 +284,8 @@ func TestLoadErrorsNameFileLineAndColumn(t *testing.T) {
 		{"a negative timeout points at it", "{\"provider\": {\"o\": {\"options\": {\"timeout\": -5}}}}", nil, "", 1, 44, "positive number of milliseconds or false"},
 		{"a baseURL that is not http points at it", "{\"provider\": {\"o\": {\"options\": {\"baseURL\": \"localhost:11434\"}}}}", nil, "", 1, 44, "must be an http or https URL"},
 		{"the demo provider ID is reserved", "{\"provider\": {\"demo\": {}}}", nil, "", 1, 23, "reserved"},
+		{"a negative compaction.reserved points at it", "{\"compaction\": {\"reserved\": -1}}", nil, "", 1, 29, "compaction.reserved must not be negative"},
+		{"a compaction.auto that is not a boolean points at it", "{\"compaction\": {\"auto\": \"yes\"}}", nil, "", 1, 25, "compaction.auto: expected true or false"},
 		{"a top-level array is refused", "[1]", nil, "", 1, 1, "must be a JSON object"},
 		{"a bad TANDEM_MODEL names the environment", "{}", map[string]string{"TANDEM_MODEL": "nomodel"}, "environment", 0, 0, `"provider/model"`},
 		{"a bad permission.timeout points at it", "{\n  \"permission\": {\n    \"timeout\": \"soon\"\n  }\n}", nil, "", 3, 16, `permission.timeout: expected seconds or a duration`},
