@@ -1,0 +1,406 @@
+// Package snapshot records a project's files at points in time, as OpenCode does: in a shadow git
+// repository of its own under tandem's data directory (one per project work tree), driven by the
+// git binary with an explicit --git-dir and --work-tree. The project's own .git is never read or
+// written; its .gitignore files are honoured. A snapshot is a git tree hash: nothing is committed.
+//
+// Snapshots are best effort. Without git, or for a work tree that cannot be written (nothing could
+// be restored there), or one too large to record within the time limit, every operation is a cheap
+// no-op that returns an empty hash, and the reason is logged once.
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultTimeout bounds each git command.
+const DefaultTimeout = 30 * time.Second
+
+// Options configure a Store.
+type Options struct {
+	// Dir holds the shadow repositories, one subdirectory per work tree (e.g. <data>/snapshot).
+	Dir    string
+	Logger *slog.Logger
+	// Timeout bounds each git command (default DefaultTimeout). A work tree whose snapshot takes
+	// longer is not snapshotted again until the server restarts.
+	Timeout time.Duration
+	// Git is the git binary (default "git", looked up in PATH).
+	Git string
+}
+
+// Store records and restores snapshots of work trees.
+type Store struct {
+	dir     string
+	log     *slog.Logger
+	timeout time.Duration
+	git     string // resolved path; empty when git is missing
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex // per work tree: its shadow index is shared
+	off   map[string]bool        // work trees not snapshotted (the reason was logged once)
+}
+
+// New makes a Store. A missing git binary is logged once, here, and turns every operation off.
+func New(o Options) *Store {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Git == "" {
+		o.Git = "git"
+	}
+	s := &Store{dir: o.Dir, log: o.Logger, timeout: o.Timeout, locks: map[string]*sync.Mutex{}, off: map[string]bool{}}
+	if path, err := exec.LookPath(o.Git); err == nil {
+		s.git = path
+	} else {
+		s.log.Warn("snapshots are off: git was not found, so /undo, revert and unrevert cannot restore files", "err", err)
+	}
+	if s.dir == "" && s.git != "" {
+		s.log.Warn("snapshots are off: no data directory for them")
+		s.git = ""
+	}
+	return s
+}
+
+// FileDiff is one file that differs between two snapshots: OpenCode's SnapshotFileDiff.
+type FileDiff struct {
+	File      string // relative to the work tree, slash-separated
+	Patch     string // unified diff
+	Additions int
+	Deletions int
+	Status    string // added, deleted or modified
+}
+
+// ErrNotFound is returned for a hash the shadow repository does not hold.
+var ErrNotFound = errors.New("snapshot: no such snapshot")
+
+// repo is one work tree's shadow repository, locked for the caller.
+type repo struct {
+	s        *Store
+	worktree string
+	gitDir   string
+}
+
+// open returns the work tree's shadow repository, created on first use, with its lock held; ok
+// is false when the work tree is not snapshotted. The caller calls release.
+func (s *Store) open(ctx context.Context, worktree string) (r *repo, release func(), ok bool) {
+	if s.git == "" {
+		return nil, nil, false
+	}
+	worktree = filepath.Clean(worktree)
+	s.mu.Lock()
+	if s.off[worktree] {
+		s.mu.Unlock()
+		return nil, nil, false
+	}
+	l := s.locks[worktree]
+	if l == nil {
+		l = &sync.Mutex{}
+		s.locks[worktree] = l
+	}
+	s.mu.Unlock()
+	l.Lock()
+	sum := sha256.Sum256([]byte(worktree))
+	r = &repo{s: s, worktree: worktree, gitDir: filepath.Join(s.dir, hex.EncodeToString(sum[:12]))}
+	if err := r.init(ctx); err != nil {
+		l.Unlock()
+		s.disable(worktree, err)
+		return nil, nil, false
+	}
+	return r, l.Unlock, true
+}
+
+// disable stops snapshotting a work tree and says why, once.
+func (s *Store) disable(worktree string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.off[worktree] {
+		return
+	}
+	s.off[worktree] = true
+	s.log.Warn("snapshots are off for this project: /undo, revert and unrevert will not restore its files", "worktree", worktree, "err", err)
+}
+
+func (r *repo) init(ctx context.Context) error {
+	info, err := os.Stat(r.worktree)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is not a directory", r.worktree)
+	}
+	if err := syscall.Access(r.worktree, 2 /* W_OK */); err != nil {
+		return fmt.Errorf("the project directory is not writable: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(r.gitDir, "HEAD")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(r.gitDir, 0o700); err != nil {
+		return err
+	}
+	if _, err := r.run(ctx, nil, "init", "--quiet"); err != nil {
+		return err
+	}
+	// The shadow repository must not record tandem's own data when it lives inside the project.
+	var exclude strings.Builder
+	exclude.WriteString("# written by tandem: what its snapshots never record\n")
+	if rel, err := filepath.Rel(r.worktree, filepath.Dir(r.s.dir)); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		exclude.WriteString("/" + filepath.ToSlash(rel) + "/\n")
+	}
+	if err := os.MkdirAll(filepath.Join(r.gitDir, "info"), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(r.gitDir, "info", "exclude"), []byte(exclude.String()), 0o600)
+}
+
+// run runs git on the shadow repository with the work tree as its work tree, in the work tree.
+// The environment has no GIT_* variables, so nothing can point git at the user's repository.
+func (r *repo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.s.timeout)
+	defer cancel()
+	full := append([]string{
+		"--git-dir=" + r.gitDir, "--work-tree=" + r.worktree,
+		"-c", "core.autocrlf=false", "-c", "core.quotepath=false", "-c", "core.fsmonitor=false",
+		"-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "advice.addEmbeddedRepo=false",
+	}, args...)
+	cmd := exec.CommandContext(ctx, r.s.git, full...)
+	cmd.Dir = r.worktree
+	cmd.WaitDelay = time.Second
+	env := []string{"LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") && !strings.HasPrefix(kv, "LC_ALL=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return nil, fmt.Errorf("git %s took longer than %s: %w", args[0], r.s.timeout, errTimeout)
+		}
+		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+var errTimeout = errors.New("timed out")
+
+// fail turns an error of a git command into the caller's: a timeout turns the work tree off.
+func (r *repo) fail(err error) error {
+	if errors.Is(err, errTimeout) {
+		_ = os.Remove(filepath.Join(r.gitDir, "index.lock"))
+		r.s.disable(r.worktree, err)
+	}
+	return err
+}
+
+// Track records the work tree's current files and returns the snapshot's hash, or "" when the
+// work tree is not snapshotted.
+func (s *Store) Track(ctx context.Context, worktree string) (string, error) {
+	r, release, ok := s.open(ctx, worktree)
+	if !ok {
+		return "", nil
+	}
+	defer release()
+	return r.track(ctx)
+}
+
+func (r *repo) track(ctx context.Context) (string, error) {
+	if _, err := r.run(ctx, nil, "add", "--all", "--", "."); err != nil {
+		return "", r.fail(err)
+	}
+	out, err := r.run(ctx, nil, "write-tree")
+	if err != nil {
+		return "", r.fail(err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Changed lists the files (absolute paths) that differ between two snapshots.
+func (s *Store) Changed(ctx context.Context, worktree, from, to string) ([]string, error) {
+	if from == "" || to == "" || from == to {
+		return nil, nil
+	}
+	r, release, ok := s.open(ctx, worktree)
+	if !ok {
+		return nil, nil
+	}
+	defer release()
+	out, err := r.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	var files []string
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f != "" {
+			files = append(files, filepath.Join(r.worktree, filepath.FromSlash(f)))
+		}
+	}
+	return files, nil
+}
+
+// Restore makes the work tree's files what they were in the snapshot: every file the snapshot
+// holds is written back. Files created since are left alone, as OpenCode's restore does.
+func (s *Store) Restore(ctx context.Context, worktree, hash string) error {
+	if hash == "" {
+		return nil
+	}
+	r, release, ok := s.open(ctx, worktree)
+	if !ok {
+		return nil
+	}
+	defer release()
+	if _, err := r.run(ctx, nil, "read-tree", hash); err != nil {
+		return r.fail(err)
+	}
+	if _, err := r.run(ctx, nil, "checkout-index", "--all", "--force"); err != nil {
+		return r.fail(err)
+	}
+	return nil
+}
+
+// Revert puts the given files (absolute paths inside the work tree) back to what they were in the
+// snapshot: a file the snapshot does not hold is deleted.
+func (s *Store) Revert(ctx context.Context, worktree, hash string, files []string) error {
+	if hash == "" || len(files) == 0 {
+		return nil
+	}
+	r, release, ok := s.open(ctx, worktree)
+	if !ok {
+		return nil
+	}
+	defer release()
+	for _, file := range files {
+		rel, err := filepath.Rel(r.worktree, file)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("snapshot: %s is outside %s", file, r.worktree)
+		}
+		rel = filepath.ToSlash(rel)
+		out, err := r.run(ctx, nil, "ls-tree", "-z", "--name-only", hash, "--", rel)
+		if err != nil {
+			return r.fail(err)
+		}
+		if len(out) == 0 {
+			if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		if _, err := r.run(ctx, nil, "checkout", hash, "--", rel); err != nil {
+			return r.fail(err)
+		}
+	}
+	return nil
+}
+
+// Patch is the unified diff between two snapshots, as one text.
+func (s *Store) Patch(ctx context.Context, worktree, from, to string) (string, error) {
+	if from == "" || to == "" || from == to {
+		return "", nil
+	}
+	r, release, ok := s.open(ctx, worktree)
+	if !ok {
+		return "", nil
+	}
+	defer release()
+	out, err := r.run(ctx, nil, "diff-tree", "-r", "-p", "--no-renames", "--no-ext-diff", "--no-color", from, to)
+	if err != nil {
+		return "", r.fail(err)
+	}
+	return string(out), nil
+}
+
+// Diff lists the files that differ between two snapshots, in path order.
+func (s *Store) Diff(ctx context.Context, worktree, from, to string) ([]FileDiff, error) {
+	if from == "" || to == "" || from == to {
+		return []FileDiff{}, nil
+	}
+	r, release, ok := s.open(ctx, worktree)
+	if !ok {
+		return []FileDiff{}, nil
+	}
+	defer release()
+	status, err := r.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	numstat, err := r.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	patch, err := r.run(ctx, nil, "diff-tree", "-r", "-p", "--no-renames", "--no-ext-diff", "--no-color", from, to)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	// --name-status -z: "M\0path\0"; --numstat -z: "add\tdel\tpath\0" ("-" for binary files).
+	var out []FileDiff
+	fields := strings.Split(string(status), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		d := FileDiff{File: fields[i+1], Status: "modified"}
+		switch fields[i] {
+		case "A":
+			d.Status = "added"
+		case "D":
+			d.Status = "deleted"
+		}
+		out = append(out, d)
+	}
+	for i, line := range strings.Split(string(numstat), "\x00") {
+		parts := strings.SplitN(line, "\t", 3)
+		if len(parts) != 3 || i >= len(out) {
+			continue
+		}
+		out[i].Additions, _ = strconv.Atoi(parts[0])
+		out[i].Deletions, _ = strconv.Atoi(parts[1])
+	}
+	// The patch lists the same files in the same order, each starting with "diff --git ".
+	chunks := splitPatch(string(patch))
+	for i := range out {
+		if i < len(chunks) {
+			out[i].Patch = chunks[i]
+		}
+	}
+	return out, nil
+}
+
+func splitPatch(p string) []string {
+	var chunks []string
+	start := -1
+	for i := 0; i < len(p); {
+		if strings.HasPrefix(p[i:], "diff --git ") {
+			if start >= 0 {
+				chunks = append(chunks, p[start:i])
+			}
+			start = i
+		}
+		nl := strings.IndexByte(p[i:], '\n')
+		if nl < 0 {
+			break
+		}
+		i += nl + 1
+	}
+	if start >= 0 {
+		chunks = append(chunks, p[start:])
+	}
+	return chunks
+}
