@@ -173,6 +173,12 @@ type SessionSummarize struct {
 	session.SummarizeInput
 }
 
+// SessionRevert is POST /session/{sessionID}/revert.
+type SessionRevert struct {
+	SessionPath
+	session.RevertInput
+}
+
 // DiffQuery is GET /session/{sessionID}/diff.
 type DiffQuery struct {
 	SessionPath
@@ -211,6 +217,16 @@ func (s *Sessions) promptOps() []Op {
 		op(http.MethodGet, "/session/{sessionID}/diff", "session.diff", "Get session diff", func(c *Call, in *DiffQuery) ([]session.FileDiff, error) {
 			return s.Service.Diff(c.Ctx(), in.SessionID, in.MessageID)
 		}).doc("The files this session changed, each before its first change and after its last.", 404),
+		op(http.MethodPost, "/session/{sessionID}/revert", "session.revert", "Revert message", func(c *Call, in *SessionRevert) (session.Session, error) {
+			return s.Service.Revert(c.Ctx(), in.SessionID, in.RevertInput)
+		}).doc("Puts the project's files back as they were before the message (or part) and marks the session's `revert` "+
+			"field {messageID, partID?, snapshot, diff}; publishes session.updated. The later messages stay, hidden, until "+
+			"the next prompt drops them for good (message.removed), or until unrevert. "+
+			"Refused with 409 SessionBusyError while a turn of the session runs or is queued.", 404, 409, 413, 415),
+		op(http.MethodPost, "/session/{sessionID}/unrevert", "session.unrevert", "Restore reverted messages", func(c *Call, in *SessionPath) (session.Session, error) {
+			return s.Service.Unrevert(c.Ctx(), in.SessionID)
+		}).doc("Brings back the files as they were before the revert and clears the session's `revert` field; publishes "+
+			"session.updated. Refused with 409 SessionBusyError while the session is busy.", 404, 409),
 		op(http.MethodGet, "/agent", "app.agents", "List agents", func(c *Call, _ *struct{}) ([]session.AgentInfo, error) {
 			return session.Agents(), nil
 		}),

@@ -249,7 +249,7 @@ func (s *Service) summarizeStep(ctx context.Context, ag Agent, prov provider.Pro
 	if reason == "" {
 		reason = provider.ReasonStop
 	}
-	if err := s.commitStep(keep, dir, msg, &parts, reason, cost, tokensOf(st.usage)); err != nil {
+	if err := s.commitStep(keep, dir, msg, &parts, "", reason, cost, tokensOf(st.usage)); err != nil {
 		return msg, parts, "", err
 	}
 	return msg, parts, *text.Text, nil

@@ -219,9 +219,14 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 		parts = append(parts, p)
 	}
 	var titled Session
+	var dropped removed
 	err = s.db.Tx(ctx, func(q store.Tx) error {
+		// A prompt after a revert makes it permanent: the reverted messages go, in this write.
+		var err error
+		if dropped, err = commitRevert(ctx, q, sessionID); err != nil {
+			return err
+		}
 		if retitle != "" {
-			var err error
 			if titled, err = s.change(ctx, q, sessionID, func(x *Session) { x.Title = retitle }); err != nil {
 				return err
 			}
@@ -234,12 +239,15 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 				return err
 			}
 		}
-		var err error
-		sess, err = s.change(ctx, q, sessionID, func(*Session) {})
+		sess, err = s.change(ctx, q, sessionID, func(x *Session) { x.Revert = nil })
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(dropped.messages)+len(dropped.parts) > 0 {
+		s.histories.drop(sessionID)
+		s.announceRemoved(sess.Directory, sessionID, dropped)
 	}
 	if retitle != "" {
 		s.announce(titled)

@@ -24,6 +24,7 @@ import (
 	"tandem/errs"
 	"tandem/id"
 	"tandem/permission"
+	"tandem/snapshot"
 	"tandem/store"
 )
 
@@ -33,6 +34,7 @@ type Service struct {
 	bus     *bus.Bus
 	ids     *id.Source
 	log     *slog.Logger
+	snaps   *snapshot.Store // nil: no snapshots
 	version string
 	now     func() time.Time
 	// updateEvery is Options.UpdateEvery resolved: 0 announces every update.
@@ -59,6 +61,9 @@ type Options struct {
 	// announced: at most once per interval, the newest state always (default 40 ms; negative
 	// announces every update).
 	UpdateEvery time.Duration
+	// Snapshots records the project's files at each step, for revert and unrevert; nil turns
+	// them off (revert then only hides messages).
+	Snapshots *snapshot.Store
 }
 
 // New makes a session service over an open store.
@@ -71,6 +76,7 @@ func New(o Options) *Service {
 		bus:         o.Bus,
 		ids:         id.NewSource(),
 		log:         o.Logger,
+		snaps:       o.Snapshots,
 		version:     o.Version,
 		now:         time.Now,
 		status:      make(map[string]Status),

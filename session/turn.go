@@ -183,7 +183,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		if ctx.Err() != nil {
 			return s.failTurn(ctx, dir, &msg, parts, ctx.Err(), user)
 		}
-		if err := s.commitStep(keep, dir, &msg, &parts, provider.ReasonToolCalls, 0, Tokens{}); err != nil {
+		if err := s.commitStep(keep, dir, &msg, &parts, "", provider.ReasonToolCalls, 0, Tokens{}); err != nil {
 			return s.failTurn(ctx, dir, &msg, parts, err, user)
 		}
 		foldDiffs(turnDiff, parts)
@@ -226,7 +226,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			Path: &MessagePath{Cwd: dir, Root: Worktree(dir)}, Cost: &zero, Tokens: &Tokens{},
 			Time: MessageTime{Created: s.nowMS()},
 		}
-		start := Part{ID: s.ids.New(id.Part), SessionID: sid, MessageID: msg.ID, Type: "step-start"}
+		start := Part{ID: s.ids.New(id.Part), SessionID: sid, MessageID: msg.ID, Type: "step-start", Snapshot: s.track(keep, dir)}
 		var touched Session
 		summarized := user
 		summarized.Summary = &MessageSummary{Diffs: []FileDiff{}}
@@ -296,7 +296,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		if reason == "" {
 			reason = provider.ReasonStop
 		}
-		if err := s.commitStep(keep, dir, msg, &parts, reason, cost, tokens); err != nil {
+		if err := s.commitStep(keep, dir, msg, &parts, start.Snapshot, reason, cost, tokens); err != nil {
 			return s.failTurn(ctx, dir, msg, parts, err, user)
 		}
 		foldDiffs(turnDiff, parts)
@@ -312,11 +312,20 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 	return reply, nil
 }
 
-// commitStep ends a step with one write: step-finish, the completed message and the session's
-// diff. Only then are they announced, the finish before the completion as OpenCode does.
-func (s *Service) commitStep(ctx context.Context, dir string, msg *Message, parts *[]Part, reason string, cost float64, tokens Tokens) error {
+// commitStep ends a step with one write: step-finish (with a snapshot of the project's files), a
+// patch part listing the files the step changed since its start snapshot (when it has one and
+// they differ), the completed message and the session's diff. Only then are they announced, the
+// finish before the completion as OpenCode does.
+func (s *Service) commitStep(ctx context.Context, dir string, msg *Message, parts *[]Part, startSnapshot, reason string, cost float64, tokens Tokens) error {
 	finish := Part{ID: s.ids.New(id.Part), SessionID: msg.SessionID, MessageID: msg.ID, Type: "step-finish",
 		Reason: reason, Cost: &cost, Tokens: &tokens}
+	var patch *Part
+	if startSnapshot != "" {
+		finish.Snapshot = s.track(ctx, dir)
+		if files := s.changed(ctx, dir, startSnapshot, finish.Snapshot); len(files) > 0 {
+			patch = &Part{ID: s.ids.New(id.Part), SessionID: msg.SessionID, MessageID: msg.ID, Type: "patch", Hash: startSnapshot, Files: files}
+		}
+	}
 	stepDiff := map[string]fileChange{}
 	foldDiffs(stepDiff, *parts)
 	msg.Finish, msg.Cost, msg.Tokens = reason, &cost, &tokens
@@ -325,6 +334,11 @@ func (s *Service) commitStep(ctx context.Context, dir string, msg *Message, part
 	err := s.db.Tx(ctx, func(q store.Tx) error {
 		if err := putPart(ctx, q, finish); err != nil {
 			return err
+		}
+		if patch != nil {
+			if err := putPart(ctx, q, *patch); err != nil {
+				return err
+			}
 		}
 		if err := putMessage(ctx, q, *msg); err != nil {
 			return err
@@ -338,6 +352,10 @@ func (s *Service) commitStep(ctx context.Context, dir string, msg *Message, part
 	}
 	s.publishPart(dir, finish)
 	*parts = append(*parts, finish)
+	if patch != nil {
+		s.publishPart(dir, *patch)
+		*parts = append(*parts, *patch)
+	}
 	s.publishMessage(dir, finished)
 	s.publishMessage(dir, *msg)
 	return nil

@@ -253,6 +253,10 @@ type Part struct {
 	Cost     *float64 `json:"cost,omitempty"`
 	Tokens   *Tokens  `json:"tokens,omitempty"`
 
+	// patch: the snapshot before the step and the files (absolute paths) the step changed
+	Hash  string   `json:"hash,omitempty"`
+	Files []string `json:"files,omitempty"`
+
 	// file
 	Mime     string `json:"mime,omitempty"`
 	Filename string `json:"filename,omitempty"`

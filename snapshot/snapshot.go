@@ -41,7 +41,7 @@ type Options struct {
 	Git string
 }
 
-// Store records and restores snapshots of work trees.
+// Store records and restores snapshots of work trees. A nil *Store takes no snapshots.
 type Store struct {
 	dir     string
 	log     *slog.Logger
@@ -99,7 +99,7 @@ type repo struct {
 // open returns the work tree's shadow repository, created on first use, with its lock held; ok
 // is false when the work tree is not snapshotted. The caller calls release.
 func (s *Store) open(ctx context.Context, worktree string) (r *repo, release func(), ok bool) {
-	if s.git == "" {
+	if s == nil || s.git == "" {
 		return nil, nil, false
 	}
 	worktree = filepath.Clean(worktree)

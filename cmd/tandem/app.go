@@ -31,6 +31,7 @@ import (
 	"tandem/routes"
 	"tandem/server"
 	"tandem/session"
+	"tandem/snapshot"
 	"tandem/store"
 	"tandem/tool"
 	"tandem/web"
@@ -182,7 +183,8 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.tools = func() []tool.Tool {
 		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
 	}
-	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version,
+	snaps := snapshot.New(snapshot.Options{Dir: filepath.Join(o.Paths.Data, "snapshot"), Logger: o.Logger})
+	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version, Snapshots: snaps,
 		Agent: &session.Agent{Providers: m.runtime, Tools: m.tools, Permissions: m.perms, Questions: m.questions}})
 	// What a crash left waiting: approvals resume their turns; questions and elicitations, whose
 	// turns (and MCP server processes) did not survive, are ended with their events.

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tandem/provider/providertest"
+	"tandem/session"
+)
+
+// gitIn runs git in dir (the test's own calls, never the server's) and returns its output.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func readFile(t *testing.T, path string) (string, bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), true
+}
+
+// gitState is what the user's own repository looks like: its status, HEAD and object count.
+func gitState(t *testing.T, dir string) string {
+	t.Helper()
+	return gitIn(t, dir, "status", "--porcelain", "--untracked-files=all") + gitIn(t, dir, "rev-parse", "HEAD") +
+		gitIn(t, dir, "count-objects", "-v") + gitIn(t, dir, "stash", "list")
+}
+
+func TestRevertRestoresTheFilesAnAgentWrote(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		git  bool
+	}{
+		{"in a git project, whose own repository is left untouched", true},
+		{"in a directory outside git", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			td := newTandem(t, setup{config: `{"permission": {"edit": "allow"}}`})
+			keep := filepath.Join(td.project, "keep.txt")
+			if err := os.WriteFile(keep, []byte("original\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var before string
+			if tc.git {
+				gitIn(t, td.project, "init", "-q")
+				gitIn(t, td.project, "add", ".")
+				gitIn(t, td.project, "commit", "-qm", "start")
+				before = gitState(t, td.project)
+			}
+			td.start(t)
+			t.Cleanup(func() { td.stop(t) })
+			sid := td.newSession(t)
+
+			td.prompt(t, sid, "write: keep.txt\nchanged by the agent\n")
+			td.prompt(t, sid, "write: fresh/new.txt\nnew file\n")
+			if got, _ := readFile(t, keep); got != "changed by the agent\n" {
+				t.Fatalf("the agent did not write keep.txt: %q", got)
+			}
+			msgs := td.messages(t, sid)
+			var patches []session.Part
+			for _, m := range msgs {
+				for _, p := range m.Parts {
+					if (p.Type == "step-start" || p.Type == "step-finish") && p.Snapshot == "" {
+						t.Errorf("a %s part without a snapshot: %+v", p.Type, p)
+					}
+					if p.Type == "patch" {
+						patches = append(patches, p)
+					}
+				}
+			}
+			if len(patches) != 2 || len(patches[0].Files) != 1 || patches[0].Files[0] != keep || patches[0].Hash == "" ||
+				len(patches[1].Files) != 1 || patches[1].Files[0] != filepath.Join(td.project, "fresh", "new.txt") {
+				t.Fatalf("patch parts %+v", patches)
+			}
+			var users []string
+			for _, m := range msgs {
+				if m.Info.Role == session.RoleUser {
+					users = append(users, m.Info.ID)
+				}
+			}
+			if len(users) != 2 {
+				t.Fatalf("%d user messages, want 2", len(users))
+			}
+			firstUser, secondUser, all := users[0], users[1], len(msgs)
+
+			// Each answer is decoded into a fresh Session, so that an absent revert field reads as nil.
+			var sess session.Session
+			call := func(method, path, body string) {
+				t.Helper()
+				sess = session.Session{}
+				td.call(t, method, path, body, http.StatusOK, &sess)
+			}
+			// Undo the second turn: the new file goes, keep.txt stays as the first turn left it.
+			call(http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+secondUser+`"}`)
+			if _, ok := readFile(t, filepath.Join(td.project, "fresh", "new.txt")); ok {
+				t.Fatal("the file of the reverted turn is still there")
+			}
+			if got, _ := readFile(t, keep); got != "changed by the agent\n" {
+				t.Fatalf("keep.txt after undoing the second turn: %q", got)
+			}
+			// Undo the first one too: keep.txt is the original again.
+			call(http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+firstUser+`"}`)
+			if got, _ := readFile(t, keep); got != "original\n" {
+				t.Fatalf("keep.txt after revert: %q", got)
+			}
+			if sess.Revert == nil || sess.Revert.MessageID != firstUser || sess.Revert.Snapshot == "" ||
+				!strings.Contains(sess.Revert.Diff, "-changed by the agent") || !strings.Contains(sess.Revert.Diff, "+original") {
+				t.Fatalf("the session's revert field: %+v", sess.Revert)
+			}
+			call(http.MethodGet, "/session/"+sid, "")
+			if sess.Revert == nil || sess.Revert.MessageID != firstUser {
+				t.Fatalf("the stored revert field: %+v", sess.Revert)
+			}
+
+			// Redo: everything comes back.
+			call(http.MethodPost, "/session/"+sid+"/unrevert", "")
+			if sess.Revert != nil {
+				t.Fatalf("unrevert left %+v", sess.Revert)
+			}
+			if got, _ := readFile(t, keep); got != "changed by the agent\n" {
+				t.Fatalf("keep.txt after unrevert: %q", got)
+			}
+			if got, _ := readFile(t, filepath.Join(td.project, "fresh", "new.txt")); got != "new file\n" {
+				t.Fatalf("new.txt after unrevert: %q", got)
+			}
+			if n := len(td.messages(t, sid)); n != all {
+				t.Fatalf("%d messages after unrevert, want all %d", n, all)
+			}
+
+			// Revert again, then prompt: the reverted turns are gone for good.
+			call(http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+firstUser+`"}`)
+			td.prompt(t, sid, "hello again")
+			msgs = td.messages(t, sid)
+			if len(msgs) != 2 || msgs[0].Info.Role != session.RoleUser || textOf(msgs[1]) != "You said: hello again" {
+				t.Fatalf("after a prompt, the reverted messages should be gone: %+v", msgs)
+			}
+			call(http.MethodGet, "/session/"+sid, "")
+			if sess.Revert != nil {
+				t.Fatalf("the prompt left the revert field: %+v", sess.Revert)
+			}
+			var diff []session.FileDiff
+			td.call(t, http.MethodGet, "/session/"+sid+"/diff", "", http.StatusOK, &diff)
+			if len(diff) != 0 {
+				t.Fatalf("the session diff still lists the dropped turns' changes: %+v", diff)
+			}
+			if got, _ := readFile(t, keep); got != "original\n" {
+				t.Fatalf("keep.txt after the prompt: %q", got)
+			}
+			if tc.git {
+				if after := gitState(t, td.project); after != before {
+					t.Fatalf("the project's own repository changed:\nbefore %s\nafter %s", before, after)
+				}
+			}
+		})
+	}
+}
+
+func TestRevertIsRefusedWhileTheSessionIsBusy(t *testing.T) {
+	td := startTandem(t, setup{config: `{"permission": {"bash": "ask", "edit": "allow"}}`})
+	sid := td.newSession(t)
+	td.prompt(t, sid, "write: a.txt\nA\n")
+	first := td.messages(t, sid)[0].Info.ID
+	s := td.subscribe(t)
+	td.promptAsync(t, sid, "run: true")
+	asked := s.waitFor(t, "the bash approval", ofType("permission.asked", sid)).permission()
+
+	for _, path := range []string{"/revert", "/unrevert"} {
+		status, body := td.request(t, http.MethodPost, "/session/"+sid+path, `{"messageID":"`+first+`"}`)
+		if status != http.StatusConflict || !strings.Contains(string(body), "SessionBusyError") {
+			t.Fatalf("%s while busy: %d %s", path, status, body)
+		}
+	}
+	td.reply(t, asked.ID, "reject", "")
+	s.waitFor(t, "the turn's end", idle(sid))
+	if got, _ := readFile(t, filepath.Join(td.project, "a.txt")); got != "A\n" {
+		t.Fatalf("a refused revert changed a.txt: %q", got)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"an unknown message is not found", `{"messageID":"msg_0000000000001234567890abcd"}`, "MessageNotFoundError"},
+		{"a malformed message ID is refused", `{"messageID":"nope"}`, "messageID"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := td.request(t, http.MethodPost, "/session/"+sid+"/revert", tc.body)
+			if status/100 != 4 || !strings.Contains(string(body), tc.want) {
+				t.Fatalf("%d %s", status, body)
+			}
+		})
+	}
+}
+
+func TestTheModelNeverSeesRevertedMessages(t *testing.T) {
+	llm := providertest.NewOpenAI(t,
+		providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "call_w", Name: "write", Arguments: `{"filePath":"secret.txt","content":"SECRET-CONTENT"}`}}},
+		providertest.Turn{Text: []string{"wrote it"}},
+		providertest.Turn{Text: []string{"fine"}},
+	)
+	env := openAIEnv(llm)
+	td := startTandem(t, setup{config: `{"permission": {"edit": "allow"}}`, env: env})
+	sid := td.newSession(t)
+	td.prompt(t, sid, "REVERTED-PROMPT: write the secret")
+	first := td.messages(t, sid)[0].Info.ID
+	td.call(t, http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+first+`"}`, http.StatusOK, nil)
+	if _, ok := readFile(t, filepath.Join(td.project, "secret.txt")); ok {
+		t.Fatal("the reverted write is still on disk")
+	}
+	td.prompt(t, sid, "a new start")
+	reqs := llm.Requests()
+	last := reqs[len(reqs)-1]
+	if !requestContains(last, "a new start") || requestContains(last, "REVERTED-PROMPT") || requestContains(last, "SECRET-CONTENT") {
+		t.Fatalf("the model was sent reverted messages: %s", last.Body)
+	}
+}
