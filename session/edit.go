@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"tandem/errs"
 	"tandem/id"
@@ -28,9 +29,24 @@ func (s *Service) exclusive(sessionID string, fn func() error) error {
 		defer s.histories.drop(sessionID)
 		return fn()
 	}
-	if _, busy := lp.runners[sessionID]; busy {
+	for retired := false; ; retired = true {
+		r, busy := lp.runners[sessionID]
+		if !busy {
+			break
+		}
+		_, running := s.status[sessionID]
+		if running || len(r.queue) > 0 || retired {
+			s.mu.Unlock()
+			return busyError(sessionID)
+		}
+		// The last turn has ended (its session.idle is out, its reply may be) and its runner is
+		// retiring: a client that acts on that must not be refused. Wait for it, briefly.
 		s.mu.Unlock()
-		return busyError(sessionID)
+		select {
+		case <-r.done:
+		case <-time.After(time.Second):
+		}
+		s.mu.Lock()
 	}
 	if lp.closed {
 		s.mu.Unlock()
