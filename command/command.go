@@ -99,7 +99,7 @@ func Load(dir string, src Sources) ([]Command, error) {
 	}
 	if src.UserDir != "" {
 		for _, sub := range []string{"command", "commands"} {
-			add(readDir(filepath.Join(src.UserDir, sub), true, src.skipped))
+			add(readDir(filepath.Join(src.UserDir, sub), true, "", src.skipped))
 		}
 	}
 	cmds, err := fromConfig(src.Config, src.skipped)
@@ -107,10 +107,11 @@ func Load(dir string, src Sources) ([]Command, error) {
 		return nil, err
 	}
 	add(cmds)
-	for _, d := range projectDirs(dir) {
+	dirs := projectDirs(dir)
+	for _, d := range dirs {
 		for _, base := range []string{".opencode", ".tandem"} {
 			for _, sub := range []string{"command", "commands"} {
-				add(readDir(filepath.Join(d, base, sub), src.Trusted, src.skipped))
+				add(readDir(filepath.Join(d, base, sub), src.Trusted, dirs[0], src.skipped))
 			}
 		}
 	}
@@ -197,8 +198,9 @@ type frontmatter struct {
 
 // readDir reads every *.md file under root; a file's name without .md (and its subdirectory, as
 // git/commit) names its command. A missing root holds no commands; a file that cannot be read is
-// skipped.
-func readDir(root string, mayRun bool, skip func(error)) []Command {
+// skipped. With confine set (a project's files), a file whose real path leads outside that
+// directory (a symbolic link to ~/.ssh/id_rsa) is skipped too: a repository names only its own files.
+func readDir(root string, mayRun bool, confine string, skip func(error)) []Command {
 	if _, err := os.Stat(root); err != nil {
 		return nil
 	}
@@ -214,6 +216,10 @@ func readDir(root string, mayRun bool, skip func(error)) []Command {
 		rel, err := filepath.Rel(root, path)
 		if err != nil {
 			return err
+		}
+		if confine != "" && !inside(confine, path) {
+			skip(fmt.Errorf("command file %s: it leads outside the project", path))
+			return nil
 		}
 		raw, err := os.ReadFile(path)
 		if err != nil {
@@ -234,6 +240,20 @@ func readDir(root string, mayRun bool, skip func(error)) []Command {
 		skip(fmt.Errorf("command files: %w", err))
 	}
 	return out
+}
+
+// inside reports whether path, its symbolic links followed, lies within dir.
+func inside(dir, path string) bool {
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(realDir, real)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // parseFile splits a command file into its YAML frontmatter (between --- lines, optional) and its

@@ -132,3 +132,35 @@ func TestExpand(t *testing.T) {
 		}
 	})
 }
+
+func TestLoadSkipsProjectFilesThatLeadOutside(t *testing.T) {
+	project, outside := t.TempDir(), t.TempDir()
+	dir := filepath.Join(project, ".opencode", "command")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "id_rsa"), []byte("PRIVATE KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "id_rsa"), filepath.Join(dir, "key.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ok.md"), []byte("fine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var skipped []error
+	cmds, err := Load(project, Sources{Skipped: func(err error) { skipped = append(skipped, err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c.Name)
+		if strings.Contains(c.Template, "PRIVATE KEY") {
+			t.Fatalf("the linked file's content was listed as %q", c.Name)
+		}
+	}
+	if !slices.Equal(names, []string{"init", "ok", "review"}) || len(skipped) != 1 || !strings.Contains(skipped[0].Error(), "outside the project") {
+		t.Fatalf("names %q, skipped %v", names, skipped)
+	}
+}
