@@ -49,9 +49,9 @@ func (s *Service) Summarize(ctx context.Context, sessionID string, in SummarizeI
 	if _, ok := lp.agent.Providers.Get(in.ProviderID); !ok {
 		return errs.Named(errs.Invalid, "ProviderNotFoundError", "providerID: provider %q is not configured", in.ProviderID)
 	}
-	agentName := sess.Agent
-	if agentName == "" {
-		agentName = "build"
+	agentName, err := s.lastAgent(ctx, sess)
+	if err != nil {
+		return err
 	}
 	model := &MessageModel{ProviderID: in.ProviderID, ModelID: in.ModelID}
 
@@ -92,6 +92,31 @@ func (s *Service) Summarize(ctx context.Context, sessionID string, in SummarizeI
 	case <-ctx.Done():
 		return ctx.Err() // the compaction goes on and is visible on the stream
 	}
+}
+
+// lastAgent is the agent of the session's last user message (the session's own, else build), the
+// agent a compaction is stored under, as OpenCode picks it.
+func (s *Service) lastAgent(ctx context.Context, sess Session) (string, error) {
+	in := MessagesInput{Limit: 50}
+	for {
+		page, err := s.messages(ctx, sess.ID, in)
+		if err != nil {
+			return "", err
+		}
+		for i := len(page.Items) - 1; i >= 0; i-- {
+			if m := page.Items[i].Info; m.Role == RoleUser && m.Agent != "" {
+				return m.Agent, nil
+			}
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		in.Before = page.NextCursor
+	}
+	if sess.Agent != "" {
+		return sess.Agent, nil
+	}
+	return "build", nil
 }
 
 // release gives back a runner held by Summarize that ran nothing, or runs what queued behind it.

@@ -98,3 +98,32 @@ func TestTheKeptHistoryFollowsCompactions(t *testing.T) {
 		}
 	})
 }
+
+func TestACompactionIsStoredUnderTheLastPromptsAgent(t *testing.T) {
+	ctx := context.Background()
+	s, _, dir := newService(t)
+	sess, err := s.Create(ctx, dir, CreateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := text("look around")
+	in.Agent = "plan"
+	if _, err := s.Prompt(ctx, sess.ID, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Summarize(ctx, sess.ID, SummarizeInput{ProviderID: provider.DemoID, ModelID: provider.DemoID}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.Messages(ctx, sess.ID, MessagesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(page.Items)
+	request, summary := page.Items[n-2], page.Items[n-1]
+	if request.Info.Agent != "plan" || request.Info.Model == nil || request.Info.Model.ModelID != provider.DemoID {
+		t.Fatalf("compaction request %+v: want agent plan and the demo model", request.Info)
+	}
+	if summary.Info.ParentID != request.Info.ID || summary.Info.Summary == nil || !summary.Info.Summary.Compacted {
+		t.Fatalf("summary %+v", summary.Info)
+	}
+}
