@@ -2,7 +2,7 @@
 // tandem binary. Every call's result is checked for the fields a client reads, not only its status.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { missing, startTandem, waitFor } from './harness.mjs';
 import { check, partition, responseSchema, templateOf } from './schema.mjs';
@@ -460,6 +460,34 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
     const reply = ok(await client.session.command({ sessionID: commandSession, command: 'greet', arguments: 'SDK client' }));
     assert.match(text(reply), /Hi SDK client, from SDK client/);
     await nextEvent('command.executed', (p) => p.sessionID === commandSession && p.name === 'greet' && p.arguments === 'SDK client', from);
+  });
+
+  test('revert (/undo) puts back the file a turn wrote and marks the session; unrevert (/redo) brings it back', async () => {
+    const undoSession = ok(await client.session.create({ title: 'sdk undo' })).id;
+    const file = path.join(server.project, 'sdk-undo.txt');
+    let from = events.length;
+    ok(await client.session.promptAsync({ sessionID: undoSession, parts: [{ type: 'text', text: 'write: sdk-undo.txt\nundo me\n' }] }), 204);
+    const asked = await nextEvent('permission.asked', (p) => p.sessionID === undoSession, from);
+    assert.equal(ok(await client.permission.reply({ requestID: asked.properties.id, reply: 'once' })), true);
+    await nextEvent('session.idle', (p) => p.sessionID === undoSession, from);
+    assert.equal(readFileSync(file, 'utf8'), 'undo me\n');
+    const messages = ok(await client.session.messages({ sessionID: undoSession }));
+    const patch = messages.flatMap((m) => m.parts).find((p) => p.type === 'patch');
+    assert.deepEqual(patch.files, [file], 'the step that wrote it lists it in a patch part');
+    assert.ok(messages.flatMap((m) => m.parts).filter((p) => p.type === 'step-start').every((p) => p.snapshot), 'every step-start has a snapshot');
+
+    from = events.length;
+    const reverted = ok(await client.session.revert({ sessionID: undoSession, messageID: messages[0].info.id }));
+    assert.equal(reverted.revert.messageID, messages[0].info.id);
+    assert.match(reverted.revert.diff, /^-undo me$/m);
+    assert.equal(existsSync(file), false);
+    await nextEvent('session.updated', (p) => p.info.id === undoSession && p.info.revert?.messageID === messages[0].info.id, from);
+
+    from = events.length;
+    const restored = ok(await client.session.unrevert({ sessionID: undoSession }));
+    assert.equal(restored.revert, undefined);
+    assert.equal(readFileSync(file, 'utf8'), 'undo me\n');
+    await nextEvent('session.updated', (p) => p.info.id === undoSession && !p.info.revert, from);
   });
 
   test('the event streams never failed while the suite ran', () => {
