@@ -3,7 +3,7 @@
 // expanded command are read off the screen, as a person would see them.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { isolatedHome, missing, opencodeBin, password, requiredInCI, startTandem, user, waitFor } from './harness.mjs';
@@ -15,6 +15,20 @@ function whyNot() {
   if (spawnSync('tmux', ['-V']).status !== 0) return requiredInCI('tmux is not installed (apt-get install tmux)');
   if (!existsSync(opencodeBin)) return requiredInCI(`no OpenCode binary at ${opencodeBin} (npm ci in compat/)`);
   return false;
+}
+
+/** Whether pid is a running process (not a zombie). */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 describe("OpenCode's terminal UI runs shell and slash commands on tandem", { skip: whyNot() }, () => {
@@ -55,6 +69,23 @@ describe("OpenCode's terminal UI runs shell and slash commands on tandem", { ski
     assert.equal(tool?.tool, 'bash');
     assert.equal(tool.state.status, 'completed');
     assert.match(tool.state.output, /shell-42/);
+  });
+
+  test('Esc Esc stops a slow !command and its process group', async () => {
+    const pidFile = path.join(server.root, 'shell-sleep.pid');
+    term.tmux('send-keys', '-t', term.target, '-l', '!');
+    await sleep(300);
+    await term.type(`sleep 300 & echo $! > ${pidFile}; wait; echo not-$((40+2))-reached`);
+    await term.waitFor('the busy footer', /esc interrupt/);
+    await waitFor('the sleep to start', () => existsSync(pidFile));
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    term.press('Escape');
+    await sleep(200);
+    term.press('Escape');
+    await waitFor('the session to be idle', async () => Object.keys((await client.session.status()).data).length === 0);
+    await waitFor('the sleep to be killed', () => !alive(pid));
+    const screen = await term.waitFor('the aborted command', /Tool execution aborted[^]*interrupted/);
+    assert.doesNotMatch(screen, /not-42-reached/);
   });
 
   test('the built-in /init and /review are offered', async () => {
