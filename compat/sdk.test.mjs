@@ -397,6 +397,19 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
     assert.equal(text(reply), 'You said: after the summary');
   });
 
+  test('share gives a read-only link that works without credentials, and unshare revokes it', async () => {
+    const shared = ok(await client.session.share({ sessionID }));
+    assert.match(shared.share.url, /\/s\/[A-Za-z0-9_-]{43}$/);
+    assert.equal(ok(await client.session.share({ sessionID })).share.url, shared.share.url, 'sharing again keeps the link');
+    const token = shared.share.url.split('/s/')[1];
+    const page = await fetch(`${server.url.replace(/\/$/, '')}/s/${token}/message`);
+    assert.equal(page.status, 200);
+    assert.ok((await page.json()).length > 0);
+    const unshared = ok(await client.session.unshare({ sessionID }));
+    assert.equal(unshared.share, undefined);
+    assert.equal((await fetch(`${server.url.replace(/\/$/, '')}/s/${token}/message`)).status, 404);
+  });
+
   test('a stored API key connects its provider at once, masked in the config, and DELETE disconnects it', async () => {
     const key = 'sk-ant-compat-7d3f9b21';
     try {
