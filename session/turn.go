@@ -470,11 +470,31 @@ func (s *Service) failTurn(ctx context.Context, dir string, msg *Message, parts 
 	if msg != nil {
 		msg.Error = me
 		msg.Time.Completed = s.nowMS()
-		if err := putMessage(keep, s.db, *msg); err != nil {
+		// A step stopped midway may have changed files already: its patch part lists them, so that
+		// a revert puts them back too.
+		var patch *Part
+		if len(parts) > 0 && parts[0].Type == "step-start" && parts[0].Snapshot != "" {
+			if files := s.changed(keep, dir, parts[0].Snapshot, s.track(keep, dir)); len(files) > 0 {
+				patch = &Part{ID: s.ids.New(id.Part), SessionID: sid, MessageID: msg.ID, Type: "patch", Hash: parts[0].Snapshot, Files: files}
+			}
+		}
+		err := s.db.Tx(keep, func(q store.Tx) error {
+			if patch != nil {
+				if err := putPart(keep, q, *patch); err != nil {
+					return err
+				}
+			}
+			return putMessage(keep, q, *msg)
+		})
+		if err != nil {
 			// The error stays visible through session.error; the stored message is what a restart
 			// marks as interrupted.
 			s.log.Error("store failed turn", "session", sid, "err", err)
 		} else {
+			if patch != nil {
+				s.publishPart(dir, *patch)
+				parts = append(parts, *patch)
+			}
 			s.publishMessage(dir, *msg)
 		}
 		reply = WithParts{Info: *msg, Parts: parts}

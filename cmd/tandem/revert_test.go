@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"tandem/provider/providertest"
 	"tandem/session"
@@ -226,5 +227,41 @@ func TestTheModelNeverSeesRevertedMessages(t *testing.T) {
 	last := reqs[len(reqs)-1]
 	if !requestContains(last, "a new start") || requestContains(last, "REVERTED-PROMPT") || requestContains(last, "SECRET-CONTENT") {
 		t.Fatalf("the model was sent reverted messages: %s", last.Body)
+	}
+}
+
+func TestRevertUndoesWhatAnAbortedStepChanged(t *testing.T) {
+	td := startTandem(t, setup{config: `{"permission": {"bash": "allow", "edit": "allow"}}`})
+	sid := td.newSession(t)
+	file := filepath.Join(td.project, "half.txt")
+	s := td.subscribe(t)
+	td.promptAsync(t, sid, "run: echo half-done > half.txt; sleep 30")
+	s.waitFor(t, "the command running", toolIn(sid, "running"))
+	deadline := time.Now().Add(waitLimit)
+	for {
+		if got, _ := readFile(t, file); got == "half-done\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never wrote half.txt")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	td.call(t, http.MethodPost, "/session/"+sid+"/abort", "", http.StatusOK, nil)
+	msgs := td.messages(t, sid)
+	var patch *session.Part
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if p.Type == "patch" {
+				patch = &p
+			}
+		}
+	}
+	if patch == nil || len(patch.Files) != 1 || patch.Files[0] != file {
+		t.Fatalf("the aborted step's patch part: %+v", patch)
+	}
+	td.call(t, http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+msgs[0].Info.ID+`"}`, http.StatusOK, nil)
+	if _, ok := readFile(t, file); ok {
+		t.Fatal("the revert left the file the aborted step wrote")
 	}
 }
