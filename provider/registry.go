@@ -303,6 +303,12 @@ func (r *Registry) Model(providerID, modelID string) (ModelInfo, bool) {
 	return ModelInfo{}, false
 }
 
+// AutoCompaction reports whether turns compact the conversation by themselves when it nears or
+// exceeds the model's context window (config compaction.auto, on unless false).
+func (r *Registry) AutoCompaction() bool {
+	return r.compaction.Auto == nil || *r.compaction.Auto
+}
+
 // compactionBuffer is the most of a context window kept free for the answer by default.
 const compactionBuffer = 20000
 

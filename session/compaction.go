@@ -12,10 +12,12 @@ import (
 )
 
 // ContextLimits is implemented by Providers that know the models' context windows. With it, a
-// turn whose input would not fit compacts the conversation before it first.
+// turn whose input would not fit compacts the conversation before it first, and a call the
+// provider refuses as too long compacts and is made again.
 type ContextLimits interface {
-	// Usable is how many input tokens a call to the model may carry; 0: unknown, or never compact.
-	Usable(providerID, modelID string) int64
+	// Compaction says whether turns compact by themselves at all, and how many input tokens a
+	// call to the model may carry (0: unknown, only a refusal compacts).
+	Compaction(providerID, modelID string) (auto bool, usable int64)
 }
 
 // SummarizeInput is the body of POST /session/{id}/summarize.
@@ -71,7 +73,7 @@ func (s *Service) Summarize(ctx context.Context, sessionID string, in SummarizeI
 	lp.wg.Add(1)
 	s.mu.Unlock()
 
-	user, part, sess, err := s.storeCompaction(ctx, sess, agentName, model, in.Auto, "")
+	user, part, sess, err := s.storeCompaction(ctx, sess, agentName, model, in.Auto, "", false)
 	if err != nil {
 		s.release(lp, sessionID)
 		return err
@@ -136,10 +138,10 @@ func (s *Service) release(lp *loop, sessionID string) {
 
 // storeCompaction stores the user message that asks for a compaction, and its compaction part,
 // in one write with the session's touch.
-func (s *Service) storeCompaction(ctx context.Context, sess Session, agentName string, model *MessageModel, auto bool, tail string) (Message, Part, Session, error) {
+func (s *Service) storeCompaction(ctx context.Context, sess Session, agentName string, model *MessageModel, auto bool, tail string, overflow bool) (Message, Part, Session, error) {
 	user := Message{ID: s.ids.New(id.Message), SessionID: sess.ID, Role: RoleUser, Agent: agentName,
 		Time: MessageTime{Created: s.nowMS()}, Model: model}
-	part := Part{ID: s.ids.New(id.Part), SessionID: sess.ID, MessageID: user.ID, Type: "compaction", Auto: &auto, TailStartID: tail}
+	part := Part{ID: s.ids.New(id.Part), SessionID: sess.ID, MessageID: user.ID, Type: "compaction", Auto: &auto, Overflow: overflow, TailStartID: tail}
 	var touched Session
 	err := s.db.Tx(ctx, func(q store.Tx) error {
 		if err := putMessage(ctx, q, user); err != nil {
@@ -188,14 +190,14 @@ func (s *Service) runCompaction(ctx context.Context, ag Agent, t *turn) (WithPar
 }
 
 // autoCompact compacts the conversation before a turn's user message when the next model call
-// would carry more than the model's usable input: it stores a compaction (auto, keeping the turn's
-// own messages as they are), writes the summary and returns the turn's history from the summary
-// on. When the summary cannot be written the turn goes on with the history it had; an abort is
-// returned.
-func (s *Service) autoCompact(ctx context.Context, ag Agent, prov provider.Provider, sess Session, t *turn, conv conversation) (conversation, Tokens, float64, error) {
+// would carry more than the model's usable input, or the model said it did not fit (overflow). It
+// stores a compaction (auto, keeping the turn's own messages as they are), writes the summary and
+// returns the turn's history from the summary on. When the summary cannot be written the turn goes
+// on with the history it had; an abort is returned.
+func (s *Service) autoCompact(ctx context.Context, ag Agent, prov provider.Provider, sess Session, t *turn, conv conversation, overflow bool) (conversation, Tokens, float64, error) {
 	keep := context.WithoutCancel(ctx)
 	dir := sess.Directory
-	user, part, touched, err := s.storeCompaction(keep, sess, t.input.Agent, t.input.Model, true, t.user.ID)
+	user, part, touched, err := s.storeCompaction(keep, sess, t.input.Agent, t.input.Model, true, t.user.ID, overflow)
 	if err != nil {
 		return conv, Tokens{}, 0, err
 	}

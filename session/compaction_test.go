@@ -18,7 +18,7 @@ import (
 // it compacts first.
 type tightDemo struct{ demoOnly }
 
-func (tightDemo) Usable(string, string) int64 { return 1 }
+func (tightDemo) Compaction(string, string) (bool, int64) { return true, 1 }
 
 // newCompactingService is newService over tightDemo.
 func newCompactingService(t *testing.T) (*Service, string) {

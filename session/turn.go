@@ -199,18 +199,19 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 	if err != nil {
 		return s.failTurn(ctx, dir, nil, nil, err, user)
 	}
-	var usable int64 // 0: never compact
+	var auto bool    // compact by itself at all
+	var usable int64 // compact before a call estimated over this many tokens; 0: unknown
 	if limits, ok := ag.Providers.(ContextLimits); ok {
-		usable = limits.Usable(t.input.Model.ProviderID, t.input.Model.ModelID)
+		auto, usable = limits.Compaction(t.input.Model.ProviderID, t.input.Model.ModelID)
 	}
-	compacted := false
+	compacted := !auto // at most once a turn, and never when switched off
 	for n := 0; n < ag.MaxSteps; n++ {
 		// Once per turn, a call that would carry more than the model can take first compacts what
 		// came before the turn (the turn's own messages are kept as they are).
 		if usable > 0 && !compacted && conv.at > conv.summarized &&
 			provider.EstimateTokens(provider.Request{System: system, Messages: conv.msgs, Tools: specs}) > usable {
 			compacted = true
-			next, tokens, cost, err := s.autoCompact(ctx, ag, prov, sess, t, conv)
+			next, tokens, cost, err := s.autoCompact(ctx, ag, prov, sess, t, conv, false)
 			if err != nil {
 				return s.failTurn(ctx, dir, nil, nil, err, user)
 			}
@@ -274,6 +275,22 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			}
 		}
 		if callErr != nil {
+			// The model said the conversation does not fit (the estimate was short): compact what
+			// came before the turn, if that was not done yet, and call it again.
+			var pe *provider.Error
+			if errors.As(callErr, &pe) && pe.Kind == provider.ErrContextOverflow && ctx.Err() == nil && !st.emitted &&
+				!compacted && conv.at > conv.summarized {
+				compacted = true
+				s.markFailed(keep, dir, msg, providerError(callErr))
+				next, tokens, cost, err := s.autoCompact(ctx, ag, prov, sess, t, conv, true)
+				if err != nil {
+					return s.failTurn(ctx, dir, nil, nil, err, user)
+				}
+				conv = next
+				turnCost += cost
+				addTokens(&turnTokens, tokens)
+				continue
+			}
 			return s.failTurn(ctx, dir, msg, parts, callErr, user)
 		}
 

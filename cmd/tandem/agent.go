@@ -180,10 +180,11 @@ func (rt *agentRuntime) Cost(providerID, modelID string, u provider.Usage) float
 	return m.CostOf(u)
 }
 
-// Usable implements session.ContextLimits: how many input tokens a call to the model may carry
-// before the conversation is compacted, with the current registry's limits and compaction config.
-func (rt *agentRuntime) Usable(providerID, modelID string) int64 {
-	return rt.Registry().Usable(providerID, modelID)
+// Compaction implements session.ContextLimits with the current registry's limits and compaction
+// config.
+func (rt *agentRuntime) Compaction(providerID, modelID string) (auto bool, usable int64) {
+	r := rt.Registry()
+	return r.AutoCompaction(), r.Usable(providerID, modelID)
 }
 
 func (rt *agentRuntime) close() {

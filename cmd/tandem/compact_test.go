@@ -288,3 +288,66 @@ func TestAutomaticCompaction(t *testing.T) {
 		})
 	}
 }
+
+func TestAContextOverflowCompactsAndCallsAgain(t *testing.T) {
+	overflow := `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+	llm := providertest.NewOpenAI(t,
+		providertest.Turn{Text: []string{"answer-one"}},
+		providertest.Turn{Status: http.StatusBadRequest, Body: overflow},
+		providertest.Turn{Text: []string{"OVERFLOW-SUMMARY"}},
+		providertest.Turn{Text: []string{"answer-two"}},
+	)
+	// gpt-scripted has no known limit: only the provider's refusal can start this compaction.
+	td := startTandem(t, setup{env: openAIEnv(llm)})
+	sid := td.newSession(t)
+	td.prompt(t, sid, "first-question")
+	if got := textOf(td.prompt(t, sid, "second-question")); got != "answer-two" {
+		t.Fatalf("reply %q", got)
+	}
+	reqs := llm.Requests()
+	if len(reqs) != 4 || !requestContains(reqs[2], provider.CompactionPrompt) {
+		t.Fatalf("%d model calls; the third should be the summary", len(reqs))
+	}
+	if r := reqs[3]; !requestContains(r, "OVERFLOW-SUMMARY") || !requestContains(r, "second-question") || requestContains(r, "first-question") {
+		t.Fatalf("the call after the summary should carry it and the turn's prompt only: %.400s", r.Body)
+	}
+	msgs := td.messages(t, sid)
+	// user, reply, user, refused step, compaction, summary, reply
+	if len(msgs) != 7 {
+		t.Fatalf("%d messages, want 7", len(msgs))
+	}
+	if e := msgs[3].Info.Error; e == nil || e.Name != "ContextOverflowError" {
+		t.Fatalf("the refused step's error %+v, want ContextOverflowError", e)
+	}
+	part, _ := compaction(msgs[4])
+	if part.Auto == nil || !*part.Auto || !part.Overflow || part.TailStartID != msgs[2].Info.ID {
+		t.Fatalf("compaction part %+v: want auto and overflow, keeping the turn's prompt", part)
+	}
+	if got := summaries(t, msgs); len(got) != 1 || textOf(got[0]) != "OVERFLOW-SUMMARY" {
+		t.Fatalf("summaries %+v", got)
+	}
+	if textOf(msgs[6]) != "answer-two" || msgs[6].Info.Error != nil {
+		t.Fatalf("the turn's reply %+v", msgs[6].Info)
+	}
+}
+
+func TestAContextOverflowWithAutoCompactionOffFailsTheTurn(t *testing.T) {
+	overflow := `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+	llm := providertest.NewOpenAI(t,
+		providertest.Turn{Text: []string{"answer-one"}},
+		providertest.Turn{Status: http.StatusBadRequest, Body: overflow},
+	)
+	td := startTandem(t, setup{env: openAIEnv(llm), config: `{"compaction":{"auto":false}}`})
+	sid := td.newSession(t)
+	td.prompt(t, sid, "first-question")
+	reply := td.prompt(t, sid, "second-question")
+	if e := reply.Info.Error; e == nil || e.Name != "ContextOverflowError" {
+		t.Fatalf("reply error %+v, want ContextOverflowError", e)
+	}
+	if n := len(llm.Requests()); n != 2 {
+		t.Fatalf("%d model calls, want 2: nothing is summarised with compaction.auto false", n)
+	}
+	if got := summaries(t, td.messages(t, sid)); len(got) != 0 {
+		t.Fatalf("%d summaries, want none", len(got))
+	}
+}
