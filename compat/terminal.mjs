@@ -1,6 +1,24 @@
 // A terminal for the suites that drive OpenCode's terminal UI: a tmux server of its own, whose screen
 // the tests read as a person would.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { isolatedHome, missing, opencodeBin, password, requiredInCI, user } from './harness.mjs';
+
+/**
+ * Why the suites that drive OpenCode's terminal UI cannot run here, or false when they can. Each
+ * extra check returns its own reason or false.
+ */
+export function tuiUnavailable(...extra) {
+  const m = missing();
+  if (m) return m;
+  if (spawnSync('tmux', ['-V']).status !== 0) return requiredInCI('tmux is not installed (apt-get install tmux)');
+  if (!existsSync(opencodeBin)) return requiredInCI(`no OpenCode binary at ${opencodeBin} (npm ci in compat/)`);
+  for (const check of extra) {
+    const why = check();
+    if (why) return why;
+  }
+  return false;
+}
 
 /** A tmux server of our own (its own socket), so the suite never touches anyone else's sessions. */
 export class Terminal {
@@ -16,6 +34,15 @@ export class Terminal {
   start(cwd, env, argv) {
     const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     this.tmux('-f', '/dev/null', 'new-session', '-d', '-s', this.target, '-x', '160', '-y', '48', '-c', cwd, ...envArgs, ...argv);
+  }
+
+  /**
+   * Runs `opencode attach` against a tandem server (startTandem's), in its project directory and a
+   * home of its own (home names it under the server's root), with extra arguments such as -s ID.
+   */
+  attach(server, home = 'tui-home', ...args) {
+    const env = { ...isolatedHome(server.root, home), TERM: 'xterm-256color', PATH: process.env.PATH };
+    this.start(server.project, env, [opencodeBin, 'attach', server.url, '-u', user, '-p', password, ...args]);
   }
 
   /** The visible screen as text, one line per row. */

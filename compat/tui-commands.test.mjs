@@ -2,20 +2,11 @@
 // and slash commands (GET /command, POST /session/{id}/command) against tandem: the output and the
 // expanded command are read off the screen, as a person would see them.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { isolatedHome, missing, opencodeBin, password, requiredInCI, startTandem, user, waitFor } from './harness.mjs';
-import { Terminal, sleep } from './terminal.mjs';
-
-function whyNot() {
-  const m = missing();
-  if (m) return m;
-  if (spawnSync('tmux', ['-V']).status !== 0) return requiredInCI('tmux is not installed (apt-get install tmux)');
-  if (!existsSync(opencodeBin)) return requiredInCI(`no OpenCode binary at ${opencodeBin} (npm ci in compat/)`);
-  return false;
-}
+import { startTandem, user, waitFor } from './harness.mjs';
+import { Terminal, sleep, tuiUnavailable } from './terminal.mjs';
 
 /** Whether pid is a running process (not a zombie). */
 function alive(pid) {
@@ -31,7 +22,7 @@ function alive(pid) {
   }
 }
 
-describe("OpenCode's terminal UI runs shell and slash commands on tandem", { skip: whyNot() }, () => {
+describe("OpenCode's terminal UI runs shell and slash commands on tandem", { skip: tuiUnavailable() }, () => {
   let server;
   let client;
   let term;
@@ -44,8 +35,7 @@ describe("OpenCode's terminal UI runs shell and slash commands on tandem", { ski
     writeFileSync(path.join(dir, 'hello.md'), '---\ndescription: greets by name\n---\nGreet $1 warmly\n');
     writeFileSync(path.join(server.project, 'marker-file.txt'), 'x\n');
     term = new Terminal('commands');
-    const env = { ...isolatedHome(server.root, 'tui-home'), TERM: 'xterm-256color', PATH: process.env.PATH };
-    term.start(server.project, env, [opencodeBin, 'attach', server.url, '-u', user, '-p', password]);
+    term.attach(server);
   });
 
   after(async () => {

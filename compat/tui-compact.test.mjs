@@ -2,21 +2,11 @@
 // POST /session/{id}/summarize, the demo model's summary appears on the screen, and the next prompt
 // still gets its answer.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { isolatedHome, missing, opencodeBin, password, requiredInCI, startTandem, user, waitFor } from './harness.mjs';
-import { Terminal, sleep } from './terminal.mjs';
+import { startTandem, user, waitFor } from './harness.mjs';
+import { Terminal, sleep, tuiUnavailable } from './terminal.mjs';
 
-function whyNot() {
-  const m = missing();
-  if (m) return m;
-  if (spawnSync('tmux', ['-V']).status !== 0) return requiredInCI('tmux is not installed (apt-get install tmux)');
-  if (!existsSync(opencodeBin)) return requiredInCI(`no OpenCode binary at ${opencodeBin} (npm ci in compat/)`);
-  return false;
-}
-
-describe("OpenCode's terminal UI compacts a session on tandem", { skip: whyNot() }, () => {
+describe("OpenCode's terminal UI compacts a session on tandem", { skip: tuiUnavailable() }, () => {
   let server;
   let client;
   let term;
@@ -25,8 +15,7 @@ describe("OpenCode's terminal UI compacts a session on tandem", { skip: whyNot()
     server = await startTandem();
     client = server.client();
     term = new Terminal('compact');
-    const env = { ...isolatedHome(server.root, 'tui-home'), TERM: 'xterm-256color', PATH: process.env.PATH };
-    term.start(server.project, env, [opencodeBin, 'attach', server.url, '-u', user, '-p', password]);
+    term.attach(server);
   });
 
   after(async () => {

@@ -3,22 +3,13 @@
 // provider's models appear at once, and a prompt goes to a scripted OpenAI-compatible server on
 // loopback with that key.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { isolatedHome, missing, opencodeBin, password, requiredInCI, startTandem, user, waitFor } from './harness.mjs';
-import { Terminal, sleep } from './terminal.mjs';
-
-function whyNot() {
-  const m = missing();
-  if (m) return m;
-  if (spawnSync('tmux', ['-V']).status !== 0) return requiredInCI('tmux is not installed (apt-get install tmux)');
-  if (!existsSync(opencodeBin)) return requiredInCI(`no OpenCode binary at ${opencodeBin} (npm ci in compat/)`);
-  return false;
-}
+import { startTandem, user, waitFor } from './harness.mjs';
+import { Terminal, sleep, tuiUnavailable } from './terminal.mjs';
 
 /**
  * A scripted OpenAI-compatible Chat Completions server on 127.0.0.1: every completion streams reply
@@ -54,7 +45,7 @@ function startScriptedLLM(reply) {
   });
 }
 
-describe('OpenCode\'s terminal UI connects a provider with an API key', { skip: whyNot() }, () => {
+describe('OpenCode\'s terminal UI connects a provider with an API key', { skip: tuiUnavailable() }, () => {
   const key = 'sk-tui-5e8a1c93';
   let llm;
   let server;
@@ -74,8 +65,7 @@ describe('OpenCode\'s terminal UI connects a provider with an API key', { skip: 
     server = await startTandem({ root });
     client = server.client();
     term = new Terminal('connect');
-    const env = { ...isolatedHome(server.root, 'tui-home'), TERM: 'xterm-256color', PATH: process.env.PATH };
-    term.start(server.project, env, [opencodeBin, 'attach', server.url, '-u', user, '-p', password]);
+    term.attach(server);
   });
 
   after(async () => {

@@ -2,22 +2,13 @@
 // GET /api/fs/find as a person types, shows the matches, and attaches the chosen file to the prompt.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { isolatedHome, missing, opencodeBin, password, requiredInCI, startTandem, user } from './harness.mjs';
-import { Terminal, sleep } from './terminal.mjs';
+import { requiredInCI, startTandem, user } from './harness.mjs';
+import { Terminal, sleep, tuiUnavailable } from './terminal.mjs';
 
-function whyNot() {
-  const m = missing();
-  if (m) return m;
-  if (spawnSync('tmux', ['-V']).status !== 0) return requiredInCI('tmux is not installed (apt-get install tmux)');
-  if (spawnSync('git', ['--version']).status !== 0) return requiredInCI('git is not installed');
-  if (!existsSync(opencodeBin)) return requiredInCI(`no OpenCode binary at ${opencodeBin} (npm ci in compat/)`);
-  return false;
-}
-
-describe("OpenCode's terminal UI completes file names from tandem", { skip: whyNot() }, () => {
+describe("OpenCode's terminal UI completes file names from tandem", { skip: tuiUnavailable(() => spawnSync('git', ['--version']).status !== 0 && requiredInCI('git is not installed')) }, () => {
   let server;
   let term;
 
@@ -37,8 +28,7 @@ describe("OpenCode's terminal UI completes file names from tandem", { skip: whyN
     git('add', '-A');
     git('commit', '-q', '-m', 'init');
     term = new Terminal('files');
-    const env = { ...isolatedHome(server.root, 'tui-home'), TERM: 'xterm-256color', PATH: process.env.PATH };
-    term.start(server.project, env, [opencodeBin, 'attach', server.url, '-u', user, '-p', password]);
+    term.attach(server);
   });
 
   after(async () => {

@@ -7,21 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { isolatedHome, missing, opencodeBin, password, requiredInCI, startTandem, user, waitFor } from './harness.mjs';
-import { Terminal, sleep } from './terminal.mjs';
+import { requiredInCI, startTandem, waitFor } from './harness.mjs';
+import { Terminal, sleep, tuiUnavailable } from './terminal.mjs';
 
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 
-function whyNot() {
-  const m = missing();
-  if (m) return m;
-  if (spawnSync('tmux', ['-V']).status !== 0) return requiredInCI('tmux is not installed (apt-get install tmux)');
-  if (!existsSync(opencodeBin)) return requiredInCI(`no OpenCode binary at ${opencodeBin} (npm ci in compat/)`);
-  if (!existsSync(chromiumPath)) return requiredInCI(`no Chromium at ${chromiumPath} (apt-get install chromium)`);
-  return false;
-}
-
-describe("OpenCode's terminal UI shares a session on tandem", { skip: whyNot() }, () => {
+describe("OpenCode's terminal UI shares a session on tandem", { skip: tuiUnavailable(() => !existsSync(chromiumPath) && requiredInCI(`no Chromium at ${chromiumPath} (apt-get install chromium)`)) }, () => {
   let server;
   let term;
   let browser;
@@ -29,8 +20,7 @@ describe("OpenCode's terminal UI shares a session on tandem", { skip: whyNot() }
   before(async () => {
     server = await startTandem();
     term = new Terminal('share');
-    const env = { ...isolatedHome(server.root, 'tui-home'), TERM: 'xterm-256color', PATH: process.env.PATH };
-    term.start(server.project, env, [opencodeBin, 'attach', server.url, '-u', user, '-p', password]);
+    term.attach(server);
     // Let the TUI's OSC 52 "copy to clipboard" land in a tmux buffer the test can read.
     term.tmux('set-option', '-g', 'set-clipboard', 'on');
     browser = await chromium.launch({

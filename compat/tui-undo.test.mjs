@@ -2,22 +2,13 @@
 // POST /session/{id}/revert, which puts back the files the agent's turn changed (from tandem's
 // snapshots), and `/redo` calls POST /session/{id}/unrevert, which brings them back.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { isolatedHome, missing, opencodeBin, password, requiredInCI, startTandem, user, waitFor } from './harness.mjs';
-import { Terminal, sleep } from './terminal.mjs';
+import { startTandem, user, waitFor } from './harness.mjs';
+import { Terminal, sleep, tuiUnavailable } from './terminal.mjs';
 
-function whyNot() {
-  const m = missing();
-  if (m) return m;
-  if (spawnSync('tmux', ['-V']).status !== 0) return requiredInCI('tmux is not installed (apt-get install tmux)');
-  if (!existsSync(opencodeBin)) return requiredInCI(`no OpenCode binary at ${opencodeBin} (npm ci in compat/)`);
-  return false;
-}
-
-describe("OpenCode's terminal UI undoes and redoes a turn on tandem", { skip: whyNot() }, () => {
+describe("OpenCode's terminal UI undoes and redoes a turn on tandem", { skip: tuiUnavailable() }, () => {
   let server;
   let client;
   let term;
@@ -28,8 +19,7 @@ describe("OpenCode's terminal UI undoes and redoes a turn on tandem", { skip: wh
     client = server.client();
     file = path.join(server.project, 'undo-me.txt');
     term = new Terminal('undo');
-    const env = { ...isolatedHome(server.root, 'tui-home'), TERM: 'xterm-256color', PATH: process.env.PATH };
-    term.start(server.project, env, [opencodeBin, 'attach', server.url, '-u', user, '-p', password]);
+    term.attach(server);
   });
 
   after(async () => {

@@ -2,23 +2,13 @@
 // tmux against the built tandem binary. The assertions read the screen with `tmux capture-pane`
 // and check what a person would see; a few cross-checks ask tandem through the official SDK.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { isolatedHome, missing, opencodeBin, password, requiredInCI, startTandem, user, waitFor } from './harness.mjs';
-import { Terminal, sleep } from './terminal.mjs';
-
-function whyNot() {
-  const m = missing();
-  if (m) return m;
-  if (spawnSync('tmux', ['-V']).status !== 0) return requiredInCI('tmux is not installed (apt-get install tmux)');
-  if (!existsSync(opencodeBin)) return requiredInCI(`no OpenCode binary at ${opencodeBin} (npm ci in compat/)`);
-  return false;
-}
+import { startTandem, user, waitFor } from './harness.mjs';
+import { Terminal, sleep, tuiUnavailable } from './terminal.mjs';
 
 const occurrences = (text, word) => text.split(word).length - 1;
 
-describe('OpenCode\'s terminal UI attached to tandem', { skip: whyNot() }, () => {
+describe('OpenCode\'s terminal UI attached to tandem', { skip: tuiUnavailable() }, () => {
   let server;
   let client;
   let term;
@@ -29,8 +19,7 @@ describe('OpenCode\'s terminal UI attached to tandem', { skip: whyNot() }, () =>
     server = await startTandem();
     client = server.client();
     term = new Terminal('attach');
-    const env = { ...isolatedHome(server.root, 'tui-home'), TERM: 'xterm-256color', PATH: process.env.PATH };
-    term.start(server.project, env, [opencodeBin, 'attach', server.url, '-u', user, '-p', password]);
+    term.attach(server);
   });
 
   after(async () => {
@@ -174,8 +163,7 @@ describe('OpenCode\'s terminal UI attached to tandem', { skip: whyNot() }, () =>
   test('a second TUI attached with -s shows the history and follows another client live', async () => {
     const sessionID = await theSession();
     second = new Terminal('resume');
-    const env = { ...isolatedHome(server.root, 'tui-home-2'), TERM: 'xterm-256color', PATH: process.env.PATH };
-    second.start(server.project, env, [opencodeBin, 'attach', server.url, '-u', user, '-p', password, '-s', sessionID]);
+    second.attach(server, 'tui-home-2', '-s', sessionID);
     // It opens scrolled to the end of the history: the slow turn and its interruption.
     await second.waitFor('the resumed session\'s history', /"Which editor\?"="Helix"[^]*slow: tick01[^]*interrupted/, 90000);
 
@@ -186,7 +174,7 @@ describe('OpenCode\'s terminal UI attached to tandem', { skip: whyNot() }, () =>
   });
 });
 
-describe('OpenCode\'s terminal UI across a tandem crash', { skip: whyNot() }, () => {
+describe('OpenCode\'s terminal UI across a tandem crash', { skip: tuiUnavailable() }, () => {
   let first;
   let restarted;
   let term;
@@ -194,8 +182,7 @@ describe('OpenCode\'s terminal UI across a tandem crash', { skip: whyNot() }, ()
   before(async () => {
     first = await startTandem();
     term = new Terminal('crash');
-    const env = { ...isolatedHome(first.root, 'tui-home'), TERM: 'xterm-256color', PATH: process.env.PATH };
-    term.start(first.project, env, [opencodeBin, 'attach', first.url, '-u', user, '-p', password]);
+    term.attach(first);
   });
 
   after(async () => {
