@@ -29,6 +29,14 @@ import (
 // DefaultTimeout bounds each git command.
 const DefaultTimeout = 30 * time.Second
 
+// DefaultFirstTimeout bounds a project's first snapshot, which writes every file into the shadow
+// repository (tens of seconds for a large tree on a slow disk).
+const DefaultFirstTimeout = 10 * time.Minute
+
+// DefaultFirstWait is how long Track waits for a project's first snapshot before it returns
+// without one, leaving it to finish in the background.
+const DefaultFirstWait = 2 * time.Second
+
 // Options configure a Store.
 type Options struct {
 	// Dir holds the shadow repositories, one subdirectory per work tree (e.g. <data>/snapshot).
@@ -37,20 +45,39 @@ type Options struct {
 	// Timeout bounds each git command (default DefaultTimeout). A work tree whose snapshot takes
 	// longer is not snapshotted again until the server restarts.
 	Timeout time.Duration
+	// FirstTimeout bounds a work tree's first snapshot (default DefaultFirstTimeout).
+	FirstTimeout time.Duration
+	// FirstWait is how long Track waits for a work tree's first snapshot (default
+	// DefaultFirstWait); a larger project's first snapshot goes on in the background, and the
+	// steps that run meanwhile have none.
+	FirstWait time.Duration
 	// Git is the git binary (default "git", looked up in PATH).
 	Git string
 }
 
-// Store records and restores snapshots of work trees. A nil *Store takes no snapshots.
+// Store records and restores snapshots of work trees. A nil *Store takes no snapshots. Close it
+// to stop the first snapshots still running in the background.
 type Store struct {
-	dir     string
-	log     *slog.Logger
-	timeout time.Duration
-	git     string // resolved path; empty when git is missing
+	dir          string
+	log          *slog.Logger
+	timeout      time.Duration
+	firstTimeout time.Duration
+	firstWait    time.Duration
+	git          string // resolved path; empty when git is missing
 
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex // per work tree: its shadow index is shared
-	off   map[string]bool        // work trees not snapshotted (the reason was logged once)
+	mu     sync.Mutex
+	trees  map[string]*tree // per work tree
+	off    map[string]bool  // work trees not snapshotted (the reason was logged once)
+	closed bool
+	stop   []context.CancelFunc // of the first snapshots
+	wg     sync.WaitGroup
+}
+
+// tree is one work tree's shadow repository: ready once its first snapshot is taken, and locked
+// while git runs on it (its index is shared).
+type tree struct {
+	lock  sync.Mutex
+	ready chan struct{}
 }
 
 // New makes a Store. A missing git binary is logged once, here, and turns every operation off.
@@ -61,10 +88,17 @@ func New(o Options) *Store {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
+	if o.FirstTimeout <= 0 {
+		o.FirstTimeout = DefaultFirstTimeout
+	}
+	if o.FirstWait <= 0 {
+		o.FirstWait = DefaultFirstWait
+	}
 	if o.Git == "" {
 		o.Git = "git"
 	}
-	s := &Store{dir: o.Dir, log: o.Logger, timeout: o.Timeout, locks: map[string]*sync.Mutex{}, off: map[string]bool{}}
+	s := &Store{dir: o.Dir, log: o.Logger, timeout: o.Timeout, firstTimeout: o.FirstTimeout, firstWait: o.FirstWait,
+		trees: map[string]*tree{}, off: map[string]bool{}}
 	if path, err := exec.LookPath(o.Git); err == nil {
 		s.git = path
 	} else {
@@ -77,6 +111,29 @@ func New(o Options) *Store {
 	return s
 }
 
+// Close stops the first snapshots still running and waits for them.
+func (s *Store) Close() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.closed = true
+	for _, stop := range s.stop {
+		stop()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// Warm starts a work tree's first snapshot in the background, so that the first step of the
+// first turn there need not wait for it.
+func (s *Store) Warm(ctx context.Context, worktree string) {
+	if s == nil || s.git == "" {
+		return
+	}
+	s.tree(ctx, filepath.Clean(worktree))
+}
+
 // FileDiff is one file that differs between two snapshots: OpenCode's SnapshotFileDiff.
 type FileDiff struct {
 	File      string // relative to the work tree, slash-separated
@@ -86,9 +143,6 @@ type FileDiff struct {
 	Status    string // added, deleted or modified
 }
 
-// ErrNotFound is returned for a hash the shadow repository does not hold.
-var ErrNotFound = errors.New("snapshot: no such snapshot")
-
 // repo is one work tree's shadow repository, locked for the caller.
 type repo struct {
 	s        *Store
@@ -96,33 +150,80 @@ type repo struct {
 	gitDir   string
 }
 
-// open returns the work tree's shadow repository, created on first use, with its lock held; ok
-// is false when the work tree is not snapshotted. The caller calls release.
-func (s *Store) open(ctx context.Context, worktree string) (r *repo, release func(), ok bool) {
+func (s *Store) repoOf(worktree string) *repo {
+	sum := sha256.Sum256([]byte(worktree))
+	return &repo{s: s, worktree: worktree, gitDir: filepath.Join(s.dir, hex.EncodeToString(sum[:12]))}
+}
+
+// tree returns a work tree's state, starting its first snapshot when it has none; nil when the
+// work tree is not snapshotted.
+func (s *Store) tree(ctx context.Context, worktree string) *tree {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.off[worktree] || s.closed {
+		return nil
+	}
+	if t := s.trees[worktree]; t != nil {
+		return t
+	}
+	t := &tree{ready: make(chan struct{})}
+	s.trees[worktree] = t
+	first, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.firstTimeout)
+	s.stop = append(s.stop, cancel)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer cancel()
+		defer close(t.ready)
+		t.lock.Lock()
+		defer t.lock.Unlock()
+		r := s.repoOf(worktree)
+		err := r.init(first)
+		if err == nil {
+			_, err = r.trackWithin(first, s.firstTimeout)
+		}
+		if err != nil {
+			s.disable(worktree, err)
+		}
+	}()
+	return t
+}
+
+// open returns the work tree's shadow repository with its lock held, once its first snapshot is
+// taken; ok is false when the work tree is not snapshotted, or when wait (if positive) passed
+// before the first snapshot was taken. The caller calls release.
+func (s *Store) open(ctx context.Context, worktree string, wait time.Duration) (r *repo, release func(), ok bool) {
 	if s == nil || s.git == "" {
 		return nil, nil, false
 	}
 	worktree = filepath.Clean(worktree)
+	t := s.tree(ctx, worktree)
+	if t == nil {
+		return nil, nil, false
+	}
+	var timeout <-chan time.Time
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	select {
+	case <-t.ready:
+	case <-timeout:
+		s.log.Info("snapshot skipped: the project's first snapshot is still being taken", "worktree", worktree)
+		return nil, nil, false
+	case <-ctx.Done():
+		return nil, nil, false
+	}
+	t.lock.Lock()
 	s.mu.Lock()
-	if s.off[worktree] {
-		s.mu.Unlock()
-		return nil, nil, false
-	}
-	l := s.locks[worktree]
-	if l == nil {
-		l = &sync.Mutex{}
-		s.locks[worktree] = l
-	}
+	off := s.off[worktree]
 	s.mu.Unlock()
-	l.Lock()
-	sum := sha256.Sum256([]byte(worktree))
-	r = &repo{s: s, worktree: worktree, gitDir: filepath.Join(s.dir, hex.EncodeToString(sum[:12]))}
-	if err := r.init(ctx); err != nil {
-		l.Unlock()
-		s.disable(worktree, err)
+	if off {
+		t.lock.Unlock()
 		return nil, nil, false
 	}
-	return r, l.Unlock, true
+	return s.repoOf(worktree), t.lock.Unlock, true
 }
 
 // disable stops snapshotting a work tree and says why, once.
@@ -171,7 +272,11 @@ func (r *repo) init(ctx context.Context) error {
 // run runs git on the shadow repository with the work tree as its work tree, in the work tree.
 // The environment has no GIT_* variables, so nothing can point git at the user's repository.
 func (r *repo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.s.timeout)
+	return r.runWithin(ctx, r.s.timeout, stdin, args...)
+}
+
+func (r *repo) runWithin(ctx context.Context, timeout time.Duration, stdin []byte, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	full := append([]string{
 		"--git-dir=" + r.gitDir, "--work-tree=" + r.worktree,
@@ -196,7 +301,7 @@ func (r *repo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, e
 	out, err := cmd.Output()
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return nil, fmt.Errorf("git %s took longer than %s: %w", args[0], r.s.timeout, errTimeout)
+			return nil, fmt.Errorf("git %s took longer than %s: %w", args[0], timeout, errTimeout)
 		}
 		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
@@ -215,9 +320,9 @@ func (r *repo) fail(err error) error {
 }
 
 // Track records the work tree's current files and returns the snapshot's hash, or "" when the
-// work tree is not snapshotted.
+// work tree is not snapshotted (or its first snapshot is still being taken, after FirstWait).
 func (s *Store) Track(ctx context.Context, worktree string) (string, error) {
-	r, release, ok := s.open(ctx, worktree)
+	r, release, ok := s.open(ctx, worktree, s.firstWaitOf())
 	if !ok {
 		return "", nil
 	}
@@ -226,7 +331,11 @@ func (s *Store) Track(ctx context.Context, worktree string) (string, error) {
 }
 
 func (r *repo) track(ctx context.Context) (string, error) {
-	if _, err := r.run(ctx, nil, "add", "--all", "--", "."); err != nil {
+	return r.trackWithin(ctx, r.s.timeout)
+}
+
+func (r *repo) trackWithin(ctx context.Context, timeout time.Duration) (string, error) {
+	if _, err := r.runWithin(ctx, timeout, nil, "add", "--all", "--", "."); err != nil {
 		return "", r.fail(err)
 	}
 	out, err := r.run(ctx, nil, "write-tree")
@@ -241,7 +350,7 @@ func (s *Store) Changed(ctx context.Context, worktree, from, to string) ([]strin
 	if from == "" || to == "" || from == to {
 		return nil, nil
 	}
-	r, release, ok := s.open(ctx, worktree)
+	r, release, ok := s.open(ctx, worktree, 0)
 	if !ok {
 		return nil, nil
 	}
@@ -265,7 +374,7 @@ func (s *Store) Restore(ctx context.Context, worktree, hash string) error {
 	if hash == "" {
 		return nil
 	}
-	r, release, ok := s.open(ctx, worktree)
+	r, release, ok := s.open(ctx, worktree, 0)
 	if !ok {
 		return nil
 	}
@@ -285,7 +394,7 @@ func (s *Store) Revert(ctx context.Context, worktree, hash string, files []strin
 	if hash == "" || len(files) == 0 {
 		return nil
 	}
-	r, release, ok := s.open(ctx, worktree)
+	r, release, ok := s.open(ctx, worktree, 0)
 	if !ok {
 		return nil
 	}
@@ -318,7 +427,7 @@ func (s *Store) Patch(ctx context.Context, worktree, from, to string) (string, e
 	if from == "" || to == "" || from == to {
 		return "", nil
 	}
-	r, release, ok := s.open(ctx, worktree)
+	r, release, ok := s.open(ctx, worktree, 0)
 	if !ok {
 		return "", nil
 	}
@@ -335,7 +444,7 @@ func (s *Store) Diff(ctx context.Context, worktree, from, to string) ([]FileDiff
 	if from == "" || to == "" || from == to {
 		return []FileDiff{}, nil
 	}
-	r, release, ok := s.open(ctx, worktree)
+	r, release, ok := s.open(ctx, worktree, 0)
 	if !ok {
 		return []FileDiff{}, nil
 	}
@@ -403,4 +512,11 @@ func splitPatch(p string) []string {
 		chunks = append(chunks, p[start:])
 	}
 	return chunks
+}
+
+func (s *Store) firstWaitOf() time.Duration {
+	if s == nil {
+		return 0
+	}
+	return s.firstWait
 }

@@ -14,14 +14,14 @@ import (
 	"tandem/snapshot"
 )
 
-func write(t *testing.T, dir, name, content string) {
-	t.Helper()
+func write(tb testing.TB, dir, name, content string) {
+	tb.Helper()
 	path := filepath.Join(dir, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 }
 
@@ -55,7 +55,9 @@ func newStore(t *testing.T, log *bytes.Buffer) *snapshot.Store {
 	if log != nil {
 		lg = slog.New(slog.NewTextHandler(log, nil))
 	}
-	return snapshot.New(snapshot.Options{Dir: filepath.Join(t.TempDir(), "snapshot"), Logger: lg, Timeout: 20 * time.Second})
+	s := snapshot.New(snapshot.Options{Dir: filepath.Join(t.TempDir(), "snapshot"), Logger: lg, Timeout: 20 * time.Second, FirstWait: time.Minute})
+	t.Cleanup(s.Close)
+	return s
 }
 
 func track(t *testing.T, s *snapshot.Store, dir string) string {
@@ -184,4 +186,30 @@ func TestSnapshotsAreOffWhereTheyCannotWork(t *testing.T) {
 			t.Fatalf("log: %s", log.String())
 		}
 	})
+}
+
+func TestAProjectsFirstSnapshotNeverHoldsUpAStep(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "a")
+	s := snapshot.New(snapshot.Options{Dir: filepath.Join(t.TempDir(), "snapshot"), FirstWait: time.Microsecond})
+	t.Cleanup(s.Close)
+	ctx := context.Background()
+	// Starting git alone takes longer than a microsecond: the first Track returns at once, empty.
+	if h, err := s.Track(ctx, dir); h != "" || err != nil {
+		t.Fatalf("the first Track = %q, %v; want no snapshot yet", h, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h, err := s.Track(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first snapshot never finished in the background")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

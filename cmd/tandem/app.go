@@ -72,6 +72,7 @@ type Main struct {
 	statePath   string
 	unadvertise func()
 	stopMCP     func()
+	snaps       *snapshot.Store
 }
 
 // services are the domain objects the routes serve; documentOnly builds the API without them.
@@ -183,8 +184,8 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.tools = func() []tool.Tool {
 		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
 	}
-	snaps := snapshot.New(snapshot.Options{Dir: filepath.Join(o.Paths.Data, "snapshot"), Logger: o.Logger})
-	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version, Snapshots: snaps,
+	m.snaps = snapshot.New(snapshot.Options{Dir: filepath.Join(o.Paths.Data, "snapshot"), Logger: o.Logger})
+	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version, Snapshots: m.snaps,
 		Agent: &session.Agent{Providers: m.runtime, Tools: m.tools, Permissions: m.perms, Questions: m.questions}})
 	// What a crash left waiting: approvals resume their turns; questions and elicitations, whose
 	// turns (and MCP server processes) did not survive, are ended with their events.
@@ -257,6 +258,9 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		o.Logger.Warn("state file not written", "err", err)
 	}
 	o.Logger.Info("listening", "url", m.srv.URL(), "dir", dir, "db", m.db.Path())
+	// The project's first snapshot (every file into the shadow repository) starts now, so that the
+	// first turn does not wait for it.
+	m.snaps.Warm(ctx, session.Worktree(dir))
 	return m, nil
 }
 
@@ -383,6 +387,7 @@ func (m *Main) Close() error {
 	defer cancel()
 	m.unadvertise()
 	m.sessions.Shutdown(ctx)
+	m.snaps.Close()
 	m.ptys.Close()
 	m.stopMCP()
 	m.bus.Close() // every event stream writes server.shutdown and ends
