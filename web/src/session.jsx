@@ -216,6 +216,19 @@ function Todos({ list }) {
 export function Message({ msg, last }) {
   const { info, parts } = msg;
   if (info.role === 'user') {
+    // A compaction (/compact, or a turn that neared the model's context window): from here on the
+    // model is sent the summary that follows instead of the messages above.
+    const compaction = parts.find((p) => p.type === 'compaction');
+    if (compaction) {
+      return (
+        <div class="msg compaction muted small" data-testid="compaction" data-auto={String(!!compaction.auto)}>
+          <span>
+            {compaction.auto ? 'Compacted automatically' : 'Compacted'}: the model now sees the summary below instead of the
+            messages above
+          </span>
+        </div>
+      );
+    }
     const text = parts
       .filter((p) => p.type === 'text' && !p.synthetic)
       .map((p) => p.text)
