@@ -265,3 +265,49 @@ func TestRevertUndoesWhatAnAbortedStepChanged(t *testing.T) {
 		t.Fatal("the revert left the file the aborted step wrote")
 	}
 }
+
+func TestRevertingFromAPartKeepsWhatCameBeforeIt(t *testing.T) {
+	llm := providertest.NewOpenAI(t,
+		providertest.Turn{Text: []string{"KEPT-TEXT before the write"}, ToolCalls: []providertest.ToolCall{{ID: "call_w", Name: "write", Arguments: `{"filePath":"part.txt","content":"from the tool"}`}}},
+		providertest.Turn{Text: []string{"DROPPED-TEXT after the write"}},
+		providertest.Turn{Text: []string{"fine"}},
+	)
+	td := startTandem(t, setup{config: `{"permission": {"edit": "allow"}}`, env: openAIEnv(llm)})
+	sid := td.newSession(t)
+	td.prompt(t, sid, "write part.txt")
+	msgs := td.messages(t, sid)
+	step := msgs[1]
+	var toolPart string
+	for _, p := range step.Parts {
+		if p.Type == "tool" {
+			toolPart = p.ID
+		}
+	}
+	if toolPart == "" {
+		t.Fatalf("no tool part in %+v", step.Parts)
+	}
+	var sess session.Session
+	td.call(t, http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+step.Info.ID+`","partID":"`+toolPart+`"}`, http.StatusOK, &sess)
+	if sess.Revert == nil || sess.Revert.MessageID != step.Info.ID || sess.Revert.PartID != toolPart {
+		t.Fatalf("revert field %+v; want the step's message and the tool part", sess.Revert)
+	}
+	if _, ok := readFile(t, filepath.Join(td.project, "part.txt")); ok {
+		t.Fatal("the tool's file survived the revert")
+	}
+	td.prompt(t, sid, "go on")
+	msgs = td.messages(t, sid)
+	if len(msgs) != 4 || msgs[1].Info.ID != step.Info.ID || msgs[2].Info.Role != session.RoleUser {
+		t.Fatalf("after the prompt: %d messages", len(msgs))
+	}
+	var kept []string
+	for _, p := range msgs[1].Parts {
+		kept = append(kept, p.Type)
+	}
+	if strings.Join(kept, ",") != "step-start,text" || textOf(msgs[1]) != "KEPT-TEXT before the write" {
+		t.Fatalf("the reverted message kept %v (%q); want its parts before the tool", kept, textOf(msgs[1]))
+	}
+	last := llm.Requests()[len(llm.Requests())-1]
+	if !requestContains(last, "KEPT-TEXT") || requestContains(last, "DROPPED-TEXT") || requestContains(last, "from the tool") {
+		t.Fatalf("the model's history after the revert: %s", last.Body)
+	}
+}
