@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -350,6 +351,9 @@ func (s *Store) Changed(ctx context.Context, worktree, from, to string) ([]strin
 	if from == "" || to == "" || from == to {
 		return nil, nil
 	}
+	if err := checkHashes(from, to); err != nil {
+		return nil, err
+	}
 	r, release, ok := s.open(ctx, worktree, 0)
 	if !ok {
 		return nil, nil
@@ -374,6 +378,9 @@ func (s *Store) Restore(ctx context.Context, worktree, hash string) error {
 	if hash == "" {
 		return nil
 	}
+	if err := checkHashes(hash); err != nil {
+		return err
+	}
 	r, release, ok := s.open(ctx, worktree, 0)
 	if !ok {
 		return nil
@@ -394,27 +401,39 @@ func (s *Store) Revert(ctx context.Context, worktree, hash string, files []strin
 	if hash == "" || len(files) == 0 {
 		return nil
 	}
+	if err := checkHashes(hash); err != nil {
+		return err
+	}
 	r, release, ok := s.open(ctx, worktree, 0)
 	if !ok {
 		return nil
 	}
 	defer release()
+	// Files are removed through an os.Root: a symbolic link swapped in never leads out of the work tree.
+	root, err := os.OpenRoot(r.worktree)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	for _, file := range files {
 		rel, err := filepath.Rel(r.worktree, file)
 		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return fmt.Errorf("snapshot: %s is outside %s", file, r.worktree)
 		}
-		rel = filepath.ToSlash(rel)
-		out, err := r.run(ctx, nil, "ls-tree", "-z", "--name-only", hash, "--", rel)
+		if slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git") {
+			return fmt.Errorf("snapshot: %s is inside a .git directory, which snapshots never hold", file)
+		}
+		out, err := r.run(ctx, nil, "ls-tree", "-z", "--name-only", hash, "--", filepath.ToSlash(rel))
 		if err != nil {
 			return r.fail(err)
 		}
 		if len(out) == 0 {
-			if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := root.Remove(rel); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
 			continue
 		}
+		rel = filepath.ToSlash(rel)
 		if _, err := r.run(ctx, nil, "checkout", hash, "--", rel); err != nil {
 			return r.fail(err)
 		}
@@ -426,6 +445,9 @@ func (s *Store) Revert(ctx context.Context, worktree, hash string, files []strin
 func (s *Store) Patch(ctx context.Context, worktree, from, to string) (string, error) {
 	if from == "" || to == "" || from == to {
 		return "", nil
+	}
+	if err := checkHashes(from, to); err != nil {
+		return "", err
 	}
 	r, release, ok := s.open(ctx, worktree, 0)
 	if !ok {
@@ -443,6 +465,9 @@ func (s *Store) Patch(ctx context.Context, worktree, from, to string) (string, e
 func (s *Store) Diff(ctx context.Context, worktree, from, to string) ([]FileDiff, error) {
 	if from == "" || to == "" || from == to {
 		return []FileDiff{}, nil
+	}
+	if err := checkHashes(from, to); err != nil {
+		return nil, err
 	}
 	r, release, ok := s.open(ctx, worktree, 0)
 	if !ok {
@@ -519,4 +544,15 @@ func (s *Store) firstWaitOf() time.Duration {
 		return 0
 	}
 	return s.firstWait
+}
+
+// checkHashes refuses what is not a git object name, so that nothing a client stored can pass
+// for an option of git.
+func checkHashes(hashes ...string) error {
+	for _, h := range hashes {
+		if (len(h) != 40 && len(h) != 64) || strings.Trim(h, "0123456789abcdef") != "" {
+			return fmt.Errorf("snapshot: %q is not a snapshot hash", h)
+		}
+	}
+	return nil
 }

@@ -213,3 +213,36 @@ func TestAProjectsFirstSnapshotNeverHoldsUpAStep(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestRevertNeverLeavesTheWorkTreeNorTouchesGit(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "a")
+	write(t, dir, ".git/config", "[core]\n")
+	outside := t.TempDir()
+	write(t, outside, "victim.txt", "keep me")
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, nil)
+	h := track(t, s, dir)
+	for _, tc := range []struct {
+		name, hash, file string
+	}{
+		{"a file outside the work tree is refused", h, filepath.Join(outside, "victim.txt")},
+		{"a file inside .git is refused", h, filepath.Join(dir, ".git", "config")},
+		{"a file behind a symbolic link out of the work tree is not removed", h, filepath.Join(dir, "link", "victim.txt")},
+		{"a hash that is not one is refused", "--orphan", filepath.Join(dir, "a.txt")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := s.Revert(context.Background(), dir, tc.hash, []string{tc.file}); err == nil {
+				t.Error("Revert succeeded")
+			}
+			if got, _ := read(t, outside, "victim.txt"); got != "keep me" {
+				t.Fatalf("the file outside is %q", got)
+			}
+			if got, _ := read(t, dir, ".git/config"); got != "[core]\n" {
+				t.Fatalf(".git/config is %q", got)
+			}
+		})
+	}
+}
