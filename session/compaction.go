@@ -137,25 +137,34 @@ func (s *Service) release(lp *loop, sessionID string) {
 }
 
 // storeCompaction stores the user message that asks for a compaction, and its compaction part,
-// in one write with the session's touch.
+// in one write with the session's touch (which makes a pending revert permanent, as a prompt does).
 func (s *Service) storeCompaction(ctx context.Context, sess Session, agentName string, model *MessageModel, auto bool, tail string, overflow bool) (Message, Part, Session, error) {
 	user := Message{ID: s.ids.New(id.Message), SessionID: sess.ID, Role: RoleUser, Agent: agentName,
 		Time: MessageTime{Created: s.nowMS()}, Model: model}
 	part := Part{ID: s.ids.New(id.Part), SessionID: sess.ID, MessageID: user.ID, Type: "compaction", Auto: &auto, Overflow: overflow, TailStartID: tail}
 	var touched Session
+	var dropped removed
 	err := s.db.Tx(ctx, func(q store.Tx) error {
+		// A compaction after a revert makes it permanent first, as a prompt does.
+		var err error
+		if dropped, err = commitRevert(ctx, q, sess.ID); err != nil {
+			return err
+		}
 		if err := putMessage(ctx, q, user); err != nil {
 			return err
 		}
 		if err := putPart(ctx, q, part); err != nil {
 			return err
 		}
-		var err error
-		touched, err = s.change(ctx, q, sess.ID, func(*Session) {})
+		touched, err = s.change(ctx, q, sess.ID, func(x *Session) { x.Revert = nil })
 		return err
 	})
 	if err != nil {
 		return Message{}, Part{}, Session{}, saveFailed(err)
+	}
+	if len(dropped.messages)+len(dropped.parts) > 0 {
+		s.histories.drop(sess.ID)
+		s.announceRemoved(sess.Directory, sess.ID, dropped)
 	}
 	return user, part, touched, nil
 }

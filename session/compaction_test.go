@@ -127,3 +127,49 @@ func TestACompactionIsStoredUnderTheLastPromptsAgent(t *testing.T) {
 		t.Fatalf("summary %+v", summary.Info)
 	}
 }
+
+func TestACompactionAfterARevertMakesItPermanentFirst(t *testing.T) {
+	ctx := context.Background()
+	s, _, dir := newService(t)
+	sess, err := s.Create(ctx, dir, CreateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, sess.ID, text("kept prompt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, sess.ID, text("reverted prompt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Revert(ctx, sess.ID, RevertInput{MessageID: lastUser(t, s, sess.ID)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Summarize(ctx, sess.ID, SummarizeInput{ProviderID: provider.DemoID, ModelID: provider.DemoID}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.Messages(ctx, sess.ID, MessagesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kept prompt, its reply, the compaction, the summary
+	if n := len(page.Items); n != 4 {
+		t.Fatalf("%d messages, want 4: the reverted prompt and its reply are gone", n)
+	}
+	want := "Summary of the conversation so far:\n- The user asked: kept prompt"
+	var got strings.Builder
+	for _, p := range page.Items[3].Parts {
+		if p.Type == "text" {
+			got.WriteString(*p.Text)
+		}
+	}
+	if got.String() != want {
+		t.Fatalf("summary %q, want %q", got.String(), want)
+	}
+	after, err := s.Get(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Revert != nil {
+		t.Fatalf("the session still marks a revert: %+v", after.Revert)
+	}
+}
