@@ -509,11 +509,16 @@ func (r *Registry) List() ProviderList {
 	return out
 }
 
-// ConfigProviders answers GET /config/providers: the usable providers only.
+// ConfigProviders answers GET /config/providers: the usable providers only, the one holding the
+// overall default model first. `default` maps every provider to its own default model, so the order
+// is how a client tells which model a session without one runs on.
 func (r *Registry) ConfigProviders() ConfigProviderList {
 	out := ConfigProviderList{Providers: []ProviderInfo{}, Default: r.defaults()}
+	if e, ok := r.entries[r.provider]; ok && e.connected {
+		out.Providers = append(out.Providers, e.info())
+	}
 	for _, id := range r.order {
-		if e := r.entries[id]; e.connected {
+		if e := r.entries[id]; e.connected && id != r.provider {
 			out.Providers = append(out.Providers, e.info())
 		}
 	}

@@ -66,6 +66,9 @@ var registryCases = []struct {
 	{name: "the configured model wins over the first provider",
 		config: `{"model": "anthropic/claude-haiku-4-5"}`, env: map[string]string{"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "ant-x"},
 		wantDefault: "anthropic/claude-haiku-4-5", wantConnected: []string{"openai", "anthropic", "demo"}},
+	{name: "a configured demo model stays the default next to a key",
+		config: `{"model": "demo/demo"}`, env: map[string]string{"OPENAI_API_KEY": "sk-x"},
+		wantDefault: "demo/demo", wantConnected: []string{"openai", "demo"}},
 	{name: "an Ollama endpoint without a key is connected and lists its models",
 		config:      `{"provider": {"ollama": {"name": "Ollama", "options": {"baseURL": "http://127.0.0.1:11434/v1"}, "models": {"qwen3": {}, "llama3.2": {"name": "Llama 3.2", "limit": {"context": 131072, "output": 8192}}}}}}`,
 		wantDefault: "ollama/llama3.2", wantConnected: []string{"ollama", "demo"}},
@@ -121,6 +124,9 @@ func TestRegistryListingsMatchOpenCodeSchemas(t *testing.T) {
 			p, m := r.Default()
 			if cp.Default[p] != m {
 				t.Errorf("config/providers default[%s] = %q, want %q", p, cp.Default[p], m)
+			}
+			if len(cp.Providers) == 0 || cp.Providers[0].ID != p {
+				t.Errorf("config/providers lists %d providers, the first is not the default's provider %s", len(cp.Providers), p)
 			}
 			found := false
 			for _, prov := range cp.Providers {

@@ -158,9 +158,12 @@ function pickComposerDefaults() {
   }
   const models = modelOptions();
   if (!c.model || !models.some((m) => m.value === c.model)) {
+    // The server lists the provider of its resolved default model first; `default` maps every
+    // provider to its own default, so its first key (JSON objects have no order) means nothing.
     const d = state.providers.default || {};
-    const pid = Object.keys(d)[0];
-    c.model = pid ? `${pid}/${d[pid]}` : models[0]?.value || '';
+    const pid = state.providers.providers?.[0]?.id;
+    const first = pid && d[pid] ? `${pid}/${d[pid]}` : '';
+    c.model = models.some((m) => m.value === first) ? first : models[0]?.value || '';
   }
 }
 
