@@ -38,6 +38,47 @@ describe('the fixes of issue 20', { skip: why || false }, () => {
       await server.stop();
     }
   });
+
+  describe('with the demo model', () => {
+    let server;
+    before(async () => {
+      server = await startTandem();
+    });
+    after(async () => {
+      await server?.stop();
+    });
+
+    test('a completed tool card does not claim to wait for another session’s approval', async () => {
+      const page = await loggedInPage(browser, server);
+      await prompt(page, 'run: echo first');
+      const first = page.url().split('/session/')[1];
+      const dialog = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
+      await dialog.waitFor();
+      await dialog.locator('[data-testid="approve-once"]').click();
+      await dialog.waitFor({ state: 'detached' });
+      const done = page.locator('[data-testid="tool"][data-tool="bash"][data-status="completed"]');
+      await done.waitFor();
+
+      // Another session asks for approval of its own call, which has the same callID.
+      const other = (await rest(server, 'POST', '/session', {})).data;
+      const sent = await rest(server, 'POST', `/session/${other.id}/prompt_async`, { parts: [{ type: 'text', text: 'run: echo second' }] });
+      assert.ok(sent.status < 300, JSON.stringify(sent.data));
+      const asked = await until(async () => (await rest(server, 'GET', '/permission')).data.find((p) => p.sessionID === other.id), 'the second session’s permission');
+      try {
+        await until(async () => (await page.locator('[data-testid="pending-count"]').innerText()) === '1', 'the UI to see the request');
+        assert.equal(page.url().split('/session/')[1], first);
+        assert.equal(await done.locator('button.waiting').count(), 0, `the finished card of ${first} waits for ${asked.id} of ${other.id}`);
+
+        // The card of the session that does wait still says so.
+        await page.goto(`${server.base}/#/session/${other.id}`);
+        await page.locator('[data-testid="tool"][data-tool="bash"] button.waiting').waitFor();
+      } finally {
+        await rest(server, 'POST', `/permission/${asked.id}/reply`, { reply: 'reject' });
+      }
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    });
+  });
 });
 
 if (why) test(`browser e2e skipped: ${why}`, { skip: why }, () => {});

@@ -295,7 +295,11 @@ function ToolCall({ part }) {
   const st = part.state || { status: 'pending' };
   const input = st.input || {};
   const md = st.metadata || {};
-  const waiting = Object.values(state.permissions).find((p) => p.tool?.callID === part.callID);
+  // Call IDs come from the model and repeat across messages and sessions (the demo model's are all
+  // call_demo_1): a request belongs to this card only if its session and message match too.
+  const waiting = Object.values(state.permissions).find(
+    (p) => p.tool?.callID === part.callID && p.tool?.messageID === part.messageID && p.sessionID === part.sessionID,
+  );
   const isBash = part.tool === 'bash';
   const output = st.status === 'completed' ? st.output : md.output;
   const diff = md.diff;
