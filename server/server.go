@@ -26,7 +26,9 @@ type Config struct {
 	Hostname string // default 127.0.0.1
 	// Port is the port to bind; 0 tries DefaultPort, then an ephemeral port. An explicit port that is
 	// taken is an error naming it.
-	Port      int
+	Port int
+	// AnyPort binds an ephemeral port without trying DefaultPort (a server for one client process).
+	AnyPort   bool
 	Directory string   // the default project directory
 	CORS      []string // extra allowed origins
 	Auth      *auth.Authority
@@ -68,7 +70,7 @@ func Listen(cfg Config) (*Server, error) {
 	if !loopback && !cfg.PasswordSet {
 		return nil, fmt.Errorf("refusing to listen on %s without a password you chose: set TANDEM_SERVER_PASSWORD", cfg.Hostname)
 	}
-	ln, err := bind(cfg.Hostname, cfg.Port)
+	ln, err := bind(cfg.Hostname, cfg.Port, cfg.AnyPort)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +88,10 @@ func Listen(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-func bind(host string, port int) (net.Listener, error) {
+func bind(host string, port int, anyPort bool) (net.Listener, error) {
+	if anyPort {
+		return net.Listen("tcp", net.JoinHostPort(host, "0"))
+	}
 	if port != 0 {
 		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err != nil {

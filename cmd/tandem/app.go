@@ -17,6 +17,7 @@ import (
 
 	"tandem/auth"
 	"tandem/bus"
+	"tandem/client"
 	"tandem/command"
 	"tandem/credential"
 	"tandem/discovery"
@@ -54,6 +55,9 @@ type Options struct {
 	MCPApprovals mcpserver.Strategy
 	// MCPTimeout bounds every approval an MCP client is asked (default mcpserver.DefaultTimeout).
 	MCPTimeout time.Duration
+	// Private is a server for one client process (`tandem run`): an ephemeral loopback port, no
+	// state file for other local clients to find.
+	Private bool
 	// MDNS advertises the server on the LAN (only when bound off loopback).
 	MDNS       bool
 	MDNSDomain string
@@ -234,7 +238,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		fallback = uiPages(ui, true)
 	}
 	m.srv, err = server.Listen(server.Config{
-		Hostname: o.Hostname, Port: o.Port, Directory: dir, CORS: o.CORS, Auth: m.auth,
+		Hostname: o.Hostname, Port: o.Port, AnyPort: o.Private, Directory: dir, CORS: o.CORS, Auth: m.auth,
 		PasswordSet: !m.generated && m.password != "", API: m.api(), Fallback: fallback, Logger: o.Logger,
 	})
 	if err != nil {
@@ -254,8 +258,10 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		}
 		m.unadvertise = stop
 	}
-	if err := m.writeState(); err != nil {
-		o.Logger.Warn("state file not written", "err", err)
+	if !o.Private {
+		if err := m.writeState(); err != nil {
+			o.Logger.Warn("state file not written", "err", err)
+		}
 	}
 	o.Logger.Info("listening", "url", m.srv.URL(), "dir", dir, "db", m.db.Path())
 	// The project's first snapshot (every file into the shadow repository) starts now, so that the
@@ -305,17 +311,9 @@ func (m *Main) Username() string { return m.auth.Username() }
 // Done reports when serving ends on its own (a listener failure).
 func (m *Main) Done() <-chan error { return m.srv.Done() }
 
-// state is the file local clients read to find and authenticate to the server.
-type state struct {
-	URL      string `json:"url"`
-	Username string `json:"username"`
-	Password string `json:"password,omitempty"`
-	PID      int    `json:"pid"`
-}
-
 func (m *Main) writeState() error {
-	m.statePath = filepath.Join(m.opts.Paths.State, "server.json")
-	body, err := json.MarshalIndent(state{URL: m.URL(), Username: m.Username(), Password: m.password, PID: os.Getpid()}, "", "  ")
+	m.statePath = client.StateFile(m.opts.Paths.State)
+	body, err := json.MarshalIndent(client.State{URL: m.URL(), Username: m.Username(), Password: m.password, PID: os.Getpid()}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -403,11 +401,8 @@ func (m *Main) Close() error {
 		err = cerr
 	}
 	if m.statePath != "" {
-		if b, rerr := os.ReadFile(m.statePath); rerr == nil {
-			var s state
-			if json.Unmarshal(b, &s) == nil && s.PID == os.Getpid() {
-				_ = os.Remove(m.statePath)
-			}
+		if s, rerr := client.ReadState(m.opts.Paths.State); rerr == nil && s.PID == os.Getpid() {
+			_ = os.Remove(m.statePath)
 		}
 	}
 	return err

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"tandem/client"
 	"tandem/mcpserver"
 )
 
@@ -44,12 +45,13 @@ func newMCPCommand() *cobra.Command {
 				return err
 			}
 			if cmd.Flags().Changed("attach") {
-				target, err := resolveAttach(f.attach, os.Getenv, paths.State)
+				server, err := client.Locate(f.attach, os.Getenv, paths.State)
 				if err != nil {
-					return err
+					return fmt.Errorf("--attach: %w", err)
 				}
-				remote := &mcp.StreamableClientTransport{Endpoint: target.endpoint, MaxRetries: -1,
-					HTTPClient: &http.Client{Transport: basicAuth{user: target.username, password: target.password, next: http.DefaultTransport}}}
+				user, password := server.Credentials()
+				remote := &mcp.StreamableClientTransport{Endpoint: server.URL() + "/mcp-server", MaxRetries: -1,
+					HTTPClient: &http.Client{Transport: basicAuth{user: user, password: password, next: http.DefaultTransport}}}
 				return relayMCP(cmd.Context(), &mcp.StdioTransport{}, remote)
 			}
 			// stdout carries the protocol: logs go to the log file, or stderr with --print-logs.

@@ -1,0 +1,165 @@
+// Package client is a Go client of tandem's HTTP API: the typed calls tandem's own terminal
+// programs make (`tandem run`, `tandem mcp --attach`), the event stream with Last-Event-ID resume,
+// and where a local client finds the server and its credentials.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"tandem/permission"
+	"tandem/session"
+)
+
+// Client calls one tandem server.
+type Client struct {
+	base     string // no trailing slash
+	user     string
+	password string
+	hc       *http.Client
+}
+
+// New returns a client of the server at base (http://host:port) with Basic credentials; an empty
+// password sends none.
+func New(base, user, password string) *Client {
+	return &Client{base: strings.TrimSuffix(base, "/"), user: user, password: password, hc: &http.Client{}}
+}
+
+// URL is the server's base URL.
+func (c *Client) URL() string { return c.base }
+
+// Error is a non-2xx answer, in tandem's one error shape.
+type Error struct {
+	Status  int
+	Name    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("%d %s", e.Status, e.Name)
+	}
+	return fmt.Sprintf("%s: %s", e.Name, e.Message)
+}
+
+func (c *Client) newRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if c.password != "" {
+		req.SetBasicAuth(c.user, c.password)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	return req, nil
+}
+
+// do sends in as JSON (nil: no body) and decodes the answer into out (nil: discarded).
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := c.newRequest(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode >= 300 {
+		var e struct {
+			Name string `json:"name"`
+			Data struct {
+				Message string `json:"message"`
+			} `json:"data"`
+		}
+		_ = json.Unmarshal(data, &e)
+		if e.Name == "" {
+			e.Name = http.StatusText(res.StatusCode)
+		}
+		return &Error{Status: res.StatusCode, Name: e.Name, Message: e.Data.Message}
+	}
+	if out == nil || len(data) == 0 {
+		return nil
+	}
+	return json.Unmarshal(data, out)
+}
+
+// Health checks that the server answers (GET /global/health, which needs no credentials).
+func (c *Client) Health(ctx context.Context) error {
+	return c.do(ctx, http.MethodGet, "/global/health", nil, nil)
+}
+
+// CreateSession starts a session in the server's project directory.
+func (c *Client) CreateSession(ctx context.Context, in session.CreateInput) (session.Session, error) {
+	var s session.Session
+	return s, c.do(ctx, http.MethodPost, "/session", in, &s)
+}
+
+// Session reads one session.
+func (c *Client) Session(ctx context.Context, id string) (session.Session, error) {
+	var s session.Session
+	return s, c.do(ctx, http.MethodGet, "/session/"+url.PathEscape(id), nil, &s)
+}
+
+// PromptAsync queues a prompt; the turn's progress arrives as events.
+func (c *Client) PromptAsync(ctx context.Context, sessionID string, in session.PromptInput) error {
+	return c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/prompt_async", in, nil)
+}
+
+// Messages reads a session's messages, oldest first.
+func (c *Client) Messages(ctx context.Context, sessionID string) ([]session.WithParts, error) {
+	var m []session.WithParts
+	return m, c.do(ctx, http.MethodGet, "/session/"+url.PathEscape(sessionID)+"/message", nil, &m)
+}
+
+// Abort stops a session's running turn.
+func (c *Client) Abort(ctx context.Context, sessionID string) error {
+	return c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/abort", nil, nil)
+}
+
+// Permissions lists the approvals waiting for a person.
+func (c *Client) Permissions(ctx context.Context) ([]permission.Request, error) {
+	var p []permission.Request
+	return p, c.do(ctx, http.MethodGet, "/permission", nil, &p)
+}
+
+// ReplyPermission answers an approval: once, always or reject, with an optional message for the
+// model. Another client may have answered first: that is an *Error with status 404 or 409.
+func (c *Client) ReplyPermission(ctx context.Context, requestID string, reply permission.Reply, message string) error {
+	body := map[string]any{"reply": reply}
+	if message != "" {
+		body["message"] = message
+	}
+	return c.do(ctx, http.MethodPost, "/permission/"+url.PathEscape(requestID)+"/reply", body, nil)
+}
+
+// RejectQuestion dismisses a question the agent asked.
+func (c *Client) RejectQuestion(ctx context.Context, requestID string) error {
+	return c.do(ctx, http.MethodPost, "/question/"+url.PathEscape(requestID)+"/reject", nil, nil)
+}
+
+// ReplyQuestion answers a question: one list of chosen labels (or typed text) per question asked.
+func (c *Client) ReplyQuestion(ctx context.Context, requestID string, answers [][]string) error {
+	return c.do(ctx, http.MethodPost, "/question/"+url.PathEscape(requestID)+"/reply", map[string]any{"answers": answers}, nil)
+}

@@ -1,0 +1,140 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Event is one frame of the server's event stream.
+type Event struct {
+	ID         string          // the cursor a reconnect resumes after
+	Type       string          // e.g. message.part.delta
+	Properties json.RawMessage // the event's payload
+}
+
+// Stream reads /event. When the connection drops it reconnects with Last-Event-ID, so no event is
+// lost or repeated; after a server restart the server says so with server.connected{resync:true},
+// which the stream passes on like any other event.
+type Stream struct {
+	c      *Client
+	events chan Event
+	err    error
+	done   chan struct{}
+}
+
+// Events opens the event stream; it runs until ctx ends. The first event is server.connected.
+func (c *Client) Events(ctx context.Context) *Stream {
+	s := &Stream{c: c, events: make(chan Event, 256), done: make(chan struct{})}
+	go s.run(ctx)
+	return s
+}
+
+// Next returns the next event, or the error that ended the stream (ctx's, when it ended first).
+func (s *Stream) Next(ctx context.Context) (Event, error) {
+	select {
+	case ev, ok := <-s.events:
+		if !ok {
+			return Event{}, s.err
+		}
+		return ev, nil
+	case <-ctx.Done():
+		return Event{}, ctx.Err()
+	}
+}
+
+func (s *Stream) run(ctx context.Context) {
+	defer close(s.events)
+	last := ""
+	failures := 0
+	for {
+		n, err := s.connect(ctx, &last)
+		if ctx.Err() != nil {
+			s.err = ctx.Err()
+			return
+		}
+		var apiErr *Error
+		if errors.As(err, &apiErr) && apiErr.Status < 500 {
+			s.err = err // wrong credentials or route: retrying cannot help
+			return
+		}
+		if n > 0 {
+			failures = 0
+		}
+		failures++
+		if failures > 10 {
+			s.err = fmt.Errorf("event stream: gave up after %d failed reconnects: %w", failures-1, err)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			s.err = ctx.Err()
+			return
+		case <-time.After(time.Duration(min(failures, 5)) * 200 * time.Millisecond):
+		}
+	}
+}
+
+// connect reads one connection until it ends, updating last with each frame's id; it returns how
+// many events it delivered.
+func (s *Stream) connect(ctx context.Context, last *string) (int, error) {
+	req, err := s.c.newRequest(ctx, http.MethodGet, "/event", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if *last != "" {
+		req.Header.Set("Last-Event-ID", *last)
+	}
+	res, err := s.c.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return 0, &Error{Status: res.StatusCode, Name: http.StatusText(res.StatusCode)}
+	}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	n := 0
+	var id, data strings.Builder
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if data.Len() > 0 {
+				var frame struct {
+					Type       string          `json:"type"`
+					Properties json.RawMessage `json:"properties"`
+				}
+				if err := json.Unmarshal([]byte(data.String()), &frame); err == nil {
+					ev := Event{ID: id.String(), Type: frame.Type, Properties: frame.Properties}
+					select {
+					case s.events <- ev:
+					case <-ctx.Done():
+						return n, ctx.Err()
+					}
+					n++
+				}
+				if id.Len() > 0 {
+					*last = id.String()
+				}
+			}
+			id.Reset()
+			data.Reset()
+		case strings.HasPrefix(line, "id:"):
+			id.WriteString(strings.TrimSpace(strings.TrimPrefix(line, "id:")))
+		case strings.HasPrefix(line, "data:"):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+	return n, sc.Err()
+}
