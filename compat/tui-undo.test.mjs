@@ -60,9 +60,9 @@ describe("OpenCode's terminal UI undoes and redoes a turn on tandem", { skip: tu
     await sleep(300);
     await term.type('/undo');
     await waitFor('the file to be gone', async () => content() === null, 15000);
+    // The files are put back first, then the session is marked.
     const sessionID = await theSession();
-    const sess = (await client.session.get({ sessionID })).data;
-    assert.ok(sess.revert?.messageID, `the session is marked reverted: ${JSON.stringify(sess.revert)}`);
+    await waitFor('the session to be marked reverted', async () => (await client.session.get({ sessionID })).data.revert?.messageID);
     // The TUI reads the session's revert field: the count, how to redo, and the files (from its diff).
     const screen = await term.waitFor('the revert banner', /1 message reverted[^]*\/redo to restore[^]*undo-me\.txt -1/);
     assert.doesNotMatch(screen, /Error|NotFound|404/);
