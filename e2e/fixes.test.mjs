@@ -78,6 +78,42 @@ describe('the fixes of issue 20', { skip: why || false }, () => {
       assert.deepEqual(page.errors, []);
       await page.context().close();
     });
+
+    describe('server-everything’s elicitation form', () => {
+      const schema = JSON.parse(readFileSync(new URL('./testdata/everything-elicitation-schema.json', import.meta.url)));
+      let page;
+
+      before(async () => {
+        const added = await rest(server, 'POST', '/mcp', { name: 'everything', config: { type: 'local', command: ['node', everything, 'stdio'] } });
+        assert.equal(added.status, 200, JSON.stringify(added.data));
+        await until(async () => (await rest(server, 'GET', '/mcp')).data.everything?.status === 'connected', 'server-everything to connect', 20000);
+      });
+
+      after(async () => {
+        await page?.context().close();
+      });
+
+      async function openForm() {
+        page = await loggedInPage(browser, server);
+        await prompt(page, 'mcp: everything trigger-elicitation-request {}');
+        const perm = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
+        const form = page.locator('[data-testid="pending-dialog"][data-kind="elicitation"]');
+        await Promise.race([perm.waitFor(), form.waitFor()]);
+        if (await perm.count()) await perm.locator('[data-testid="approve-once"]').click();
+        await form.locator('[data-field="name"]').waitFor();
+        return form;
+      }
+
+      test('lists its fields in the order the MCP server sent them, over REST and on screen', async () => {
+        const form = await openForm();
+        const want = Object.keys(schema.properties);
+        const pending = (await rest(server, 'GET', '/mcp/elicitation')).data;
+        assert.equal(pending.length, 1);
+        assert.deepEqual(Object.keys(pending[0].requestedSchema.properties), want);
+        const shown = await form.locator('[data-field]').evaluateAll((els) => els.map((e) => e.getAttribute('data-field')));
+        assert.deepEqual(shown, want);
+      });
+    });
   });
 });
 

@@ -204,7 +204,11 @@ func (m *Manager) handleElicitation(ctx context.Context, c *conn, req *sdk.Elici
 	e := m.newElicitation(ctx, c, p.Message)
 	switch p.Mode {
 	case "", "form": // a request without a mode is a form (MCP 2025-11-25)
-		schema, err := parseFormSchema(p.RequestedSchema)
+		var sent json.RawMessage
+		if c.schemas != nil {
+			sent = c.schemas.take(p.RequestedSchema)
+		}
+		schema, err := parseFormSchema(p.RequestedSchema, sent)
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"net"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"tandem/errs"
 	"tandem/pending"
@@ -81,8 +84,22 @@ func TestEverythingFormElicitation(t *testing.T) {
 			if asked.Properties["server"] != "everything" || asked.Properties["mode"] != "form" || asked.Properties["sessionID"] != "ses_1" {
 				t.Fatalf("asked = %v", asked.Properties)
 			}
+			// The form keeps server-everything's property order, in the event and in the pending list.
+			listed, ok := e.m.Elicitation(id)
+			if !ok {
+				t.Fatalf("elicitation %s is not pending", id)
+			}
+			pendingJSON, err := json.Marshal(listed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for where, raw := range map[string]json.RawMessage{"the event": asked.Raw, "the pending list": pendingJSON} {
+				if diff := cmp.Diff(everythingFieldOrder, propertyOrder(t, raw)); diff != "" {
+					t.Errorf("property order in %s (-want +got):\n%s", where, diff)
+				}
+			}
 			// Invalid first: 400 naming the field, and the request stays pending.
-			err := e.m.ReplyElicitation(id, ElicitationReply{Action: "accept", Content: map[string]any{"name": "Ada", "integer": 500.0}}, pending.Who{})
+			err = e.m.ReplyElicitation(id, ElicitationReply{Action: "accept", Content: map[string]any{"name": "Ada", "integer": 500.0}}, pending.Who{})
 			if !errs.Is(err, errs.Invalid) || !strings.HasPrefix(err.Error(), "content.integer: must be at most 100") {
 				t.Fatalf("invalid reply = %v", err)
 			}
@@ -189,4 +206,38 @@ func TestEverythingKilledMidElicitation(t *testing.T) {
 	if len(e.m.Elicitations("")) != 0 {
 		t.Fatal("the elicitation is still pending")
 	}
+}
+
+// everythingFieldOrder is the order in which server-everything lists the fields of its form.
+var everythingFieldOrder = []string{"name", "check", "firstLine", "email", "homepage", "birthdate", "integer", "number",
+	"untitledSingleSelectEnum", "untitledMultipleSelectEnum", "titledSingleSelectEnum", "titledMultipleSelectEnum", "legacyTitledEnum"}
+
+// propertyOrder lists the keys of requestedSchema.properties in an elicitation's JSON, in order.
+func propertyOrder(t *testing.T, raw json.RawMessage) []string {
+	t.Helper()
+	var e struct {
+		RequestedSchema struct {
+			Properties json.RawMessage `json:"properties"`
+		} `json:"requestedSchema"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(e.RequestedSchema.Properties))
+	if _, err := dec.Token(); err != nil {
+		t.Fatalf("properties: %v in %s", err, raw)
+	}
+	var keys []string
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
 }

@@ -106,6 +106,7 @@ type conn struct {
 	stderr  *tail
 	closing atomic.Bool   // set before an intentional close, so the watcher does not call it a crash
 	refresh chan struct{} // tools/list_changed, coalesced
+	schemas *sentSchemas  // elicitation schemas as the server wrote them
 
 	// guarded by Manager.mu
 	tools    map[string]*sdk.Tool // qualified name → tool
@@ -362,13 +363,15 @@ func (m *Manager) dial(ctx context.Context, s *server) (*conn, error) {
 		cmd.WaitDelay = time.Second
 		process.OwnGroup(cmd)
 		c.cmd = cmd
-		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
+		c.schemas = newSentSchemas()
+		transport = schemaTransport{Transport: &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}, schemas: c.schemas}
 	case "remote":
 		// A transport of its own, so that closing the server also closes its idle keep-alive connections.
 		c.http = http.DefaultTransport.(*http.Transport).Clone()
+		c.schemas = newSentSchemas()
 		transport = &sdk.StreamableClientTransport{
 			Endpoint:   s.cfg.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: c.http}},
+			HTTPClient: &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: c.http, schemas: c.schemas}},
 			MaxRetries: 2,
 		}
 	}
@@ -647,10 +650,12 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
-// headerTransport adds a remote server's configured headers to every request.
+// headerTransport adds a remote server's configured headers to every request, and notes the
+// elicitation schemas in the event streams it answers with.
 type headerTransport struct {
 	headers map[string]string
 	base    http.RoundTripper
+	schemas *sentSchemas
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -660,7 +665,11 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 	}
-	return h.base.RoundTrip(r)
+	res, err := h.base.RoundTrip(r)
+	if err == nil && h.schemas != nil && strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		res.Body = &sseTap{ReadCloser: res.Body, schemas: h.schemas}
+	}
+	return res, err
 }
 
 func (m *Manager) publish(dir, typ string, props any) {

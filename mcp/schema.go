@@ -55,11 +55,15 @@ type Choice struct {
 	Title string `json:"title,omitempty"`
 }
 
-// parseFormSchema reads the requestedSchema of an elicitation as the SDK decoded it.
-func parseFormSchema(v any) (*FormSchema, error) {
+// parseFormSchema reads the requestedSchema of an elicitation as the SDK decoded it. sent is the same
+// schema as the server wrote it, when known: clients get it unchanged, properties in their order.
+func parseFormSchema(v any, sent json.RawMessage) (*FormSchema, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
+	}
+	if len(sent) > 0 {
+		raw = sent
 	}
 	s := &FormSchema{raw: raw}
 	if v == nil || string(raw) == "null" {

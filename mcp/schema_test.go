@@ -16,7 +16,7 @@ func mustSchema(t *testing.T, s string) *FormSchema {
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
 		t.Fatal(err)
 	}
-	fs, err := parseFormSchema(v)
+	fs, err := parseFormSchema(v, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestUnsupportedSchemasAreRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var v any
 			_ = json.Unmarshal([]byte(s), &v)
-			if _, err := parseFormSchema(v); err == nil {
+			if _, err := parseFormSchema(v, nil); err == nil {
 				t.Fatal("accepted")
 			}
 		})
@@ -98,4 +98,47 @@ func TestTheSchemaIsShownAsTheServerSentIt(t *testing.T) {
 	if !cmp.Equal(a, b) {
 		t.Fatalf("marshalled schema %s differs from the original", got)
 	}
+}
+
+func TestSchemaAsSentKeepsThePropertyOrder(t *testing.T) {
+	const sent = `{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},"email":{"type":"string","format":"email"}},"required":["name"]}`
+	params, err := json.Marshal(map[string]any{"message": "Who are you?", "requestedSchema": json.RawMessage(sent)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded any
+	if err := json.Unmarshal([]byte(sent), &decoded); err != nil {
+		t.Fatal(err)
+	}
+	s := newSentSchemas()
+	s.note(params)
+	t.Run("clients see the schema as the server wrote it, name first", func(t *testing.T) {
+		fs, err := parseFormSchema(decoded, s.take(decoded))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != sent {
+			t.Errorf("schema = %s, want %s", got, sent)
+		}
+		if _, err := fs.Check(map[string]any{"name": "Ada", "age": 36.0}); err != nil {
+			t.Errorf("Check = %v", err)
+		}
+	})
+	t.Run("a schema is taken once, then the decoded one is used", func(t *testing.T) {
+		if got := s.take(decoded); got != nil {
+			t.Fatalf("second take = %s", got)
+		}
+		fs, err := parseFormSchema(decoded, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(fs)
+		if !strings.HasPrefix(string(got), `{"properties":{"age"`) {
+			t.Errorf("decoded schema = %s", got)
+		}
+	})
 }
