@@ -131,7 +131,19 @@ func TestRevertRestoresTheFilesAnAgentWrote(t *testing.T) {
 				t.Fatalf("the stored revert field: %+v", sess.Revert)
 			}
 
-			// Redo: everything comes back.
+			// Redo one turn (the TUI's /redo moves the point to the next user message): the first
+			// turn's change comes back, the second's stays undone.
+			call(http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+secondUser+`"}`)
+			if got, _ := readFile(t, keep); got != "changed by the agent\n" {
+				t.Fatalf("keep.txt after moving the revert point forward: %q", got)
+			}
+			if _, ok := readFile(t, filepath.Join(td.project, "fresh", "new.txt")); ok {
+				t.Fatal("the second turn's file came back with the first turn")
+			}
+			if sess.Revert == nil || sess.Revert.MessageID != secondUser {
+				t.Fatalf("the moved revert field: %+v", sess.Revert)
+			}
+			// Redo all: everything comes back.
 			call(http.MethodPost, "/session/"+sid+"/unrevert", "")
 			if sess.Revert != nil {
 				t.Fatalf("unrevert left %+v", sess.Revert)
@@ -148,7 +160,11 @@ func TestRevertRestoresTheFilesAnAgentWrote(t *testing.T) {
 
 			// Revert again, then prompt: the reverted turns are gone for good.
 			call(http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+firstUser+`"}`)
+			stream := td.subscribe(t)
 			td.prompt(t, sid, "hello again")
+			stream.waitFor(t, "message.removed of the reverted user message", func(e event) bool {
+				return e.Type == "message.removed" && strings.Contains(string(e.Properties), firstUser)
+			})
 			msgs = td.messages(t, sid)
 			if len(msgs) != 2 || msgs[0].Info.Role != session.RoleUser || textOf(msgs[1]) != "You said: hello again" {
 				t.Fatalf("after a prompt, the reverted messages should be gone: %+v", msgs)
