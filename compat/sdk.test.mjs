@@ -19,6 +19,9 @@ const extensions = [
   /^GET \/permission\[\]\.time$/, // a pending permission says when it was asked…
   /^(global )?permission\.asked\.(payload\.)?properties\.time$/, // …in the list and in the event
   /^(global )?permission\.replied\.(payload\.)?properties\.cause$/, // reply, timeout or cancel: why the request ended
+  /^GET \/permission\[\]\.decisions$/, // a pending permission lists the answers valid for it…
+  /^(global )?permission\.asked\.(payload\.)?properties\.decisions$/, // …in the list and in the event
+  /^(global )?permission\.replied\.(payload\.)?properties\.decision$/, // the decision key that was chosen (session, deny-always, …)
 ];
 
 /** Event types tandem adds; OpenCode's Event union has no schema for them. */

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +49,9 @@ type Request struct {
 	Metadata   map[string]any `json:"metadata"`
 	Always     []string       `json:"always"`
 	Tool       *ToolRef       `json:"tool,omitempty"`
-	Time       struct {
+	// Decisions are the answers valid for this request, in order (tandem extension; see Decisions).
+	Decisions []Choice `json:"decisions"`
+	Time      struct {
 		Created int64 `json:"created"`
 	} `json:"time"`
 
@@ -63,18 +66,29 @@ type ToolRef struct {
 	CallID    string `json:"callID"`
 }
 
-// Answer is a reply with its optional message for the model.
+// Answer is a reply with its optional message for the model. Reply is what OpenCode's clients
+// know (once, always, reject); Decision is the key that was chosen, when it says more.
 type Answer struct {
-	Reply   Reply  `json:"reply"`
-	Message string `json:"message,omitempty"`
+	Reply    Reply  `json:"reply"`
+	Decision string `json:"decision,omitempty"`
+	Message  string `json:"message,omitempty"`
 }
 
-// Grant is a persisted "always" (our extension, GET /permission/grant).
+// key is the decision the answer stands for.
+func (a Answer) key() string {
+	if a.Decision != "" {
+		return a.Decision
+	}
+	return string(a.Reply)
+}
+
+// Grant is a persisted "always" or "deny-always" (our extension, GET /permission/grant).
 type Grant struct {
 	ID         string `json:"id"`
 	ProjectID  string `json:"projectID"`
 	Permission string `json:"permission"`
 	Pattern    string `json:"pattern"`
+	Action     Action `json:"action" enum:"allow,deny"`
 	SessionID  string `json:"sessionID"`
 	RequestID  string `json:"requestID"`
 	Time       struct {
@@ -91,7 +105,7 @@ type Decision struct {
 	Patterns   []string `json:"patterns"`
 	Reply      Reply    `json:"reply"`
 	Message    string   `json:"message,omitempty"`
-	Cause      string   `json:"cause" enum:"reply,timeout,cancel"`
+	Cause      string   `json:"cause" enum:"reply,timeout,cancel,grant"`
 	Client     string   `json:"client,omitempty"`
 	Addr       string   `json:"addr,omitempty"`
 	Time       struct {
@@ -108,10 +122,11 @@ type Service struct {
 	ids    *id.Source
 	broker *pending.Broker[Request, Answer]
 
-	mu     sync.Mutex
-	config Config
-	grants map[string][]Rule // project -> allow rules from "always"
-	loaded map[string]bool
+	mu       sync.Mutex
+	config   Config
+	grants   map[string][]Rule // project -> allow and deny rules from "always" and "deny-always"
+	loaded   map[string]bool
+	sessions map[string][]Rule // session -> allow rules from "session", until the session ends
 }
 
 // Options configure the Service.
@@ -128,7 +143,7 @@ func New(o Options) *Service {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{db: o.DB, bus: o.Bus, log: o.Logger, ids: id.NewSource(), config: o.Config,
-		grants: map[string][]Rule{}, loaded: map[string]bool{}}
+		grants: map[string][]Rule{}, loaded: map[string]bool{}, sessions: map[string][]Rule{}}
 	s.broker = pending.New[Request, Answer](id.Permission, "Permission request",
 		func(reason string) Answer { return Answer{Reply: Reject, Message: reason} },
 		pending.Hooks[Request, Answer]{Asked: s.asked, Resolved: s.resolved, Recorded: s.record})
@@ -149,7 +164,7 @@ func (s *Service) asked(it pending.Item[Request]) {
 func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[Answer]) {
 	req := it.Request
 	s.publish(req.directory, "permission.replied", map[string]any{
-		"sessionID": req.SessionID, "requestID": req.ID, "reply": r.Reply.Reply, "cause": string(r.Cause),
+		"sessionID": req.SessionID, "requestID": req.ID, "reply": r.Reply.Reply, "decision": r.Reply.key(), "cause": string(r.Cause),
 	})
 }
 
@@ -162,7 +177,7 @@ func (s *Service) record(it pending.Item[Request], r pending.Resolution[Answer])
 		err = s.db.Tx(req.ctx, func(q store.Tx) error {
 			if err := q.LogDecision(req.ctx, store.Decision{
 				RequestID: req.ID, SessionID: req.SessionID, Directory: req.directory, Permission: req.Permission, Patterns: patterns,
-				Reply: string(r.Reply.Reply), Message: r.Reply.Message, Cause: string(r.Cause), Client: r.By.Client, Addr: r.By.Addr,
+				Reply: r.Reply.key(), Message: r.Reply.Message, Cause: string(r.Cause), Client: r.By.Client, Addr: r.By.Addr,
 				Asked: req.Time.Created, Decided: r.At.UnixMilli(),
 			}); err != nil {
 				return err
@@ -207,6 +222,7 @@ func (s *Service) Stored(ctx context.Context) ([]Request, error) {
 		}
 		req := sr.Request
 		req.directory, req.projectID, req.ctx = sr.Directory, sr.ProjectID, context.WithoutCancel(ctx)
+		req.Decisions = Decisions(req) // stored before decision lists existed, or by an older version
 		out = append(out, req)
 	}
 	return out, nil
@@ -307,8 +323,9 @@ func (g gate) Check(ctx context.Context, ask tool.Ask) error {
 }
 
 // rulesFor returns the rules a call is judged by (defaults, the user's configuration, the session's
-// agent) and, apart, the project's remembered grants: a grant only turns an ask into an allow, so a
-// deny from the configuration always wins over an earlier "always".
+// agent) and, apart, the remembered grants of the project and of the session. A persisted deny
+// refuses before any rule is read; an allow grant only turns an ask into an allow, so a deny from the
+// configuration always wins over an earlier "always".
 func (s *Service) rulesFor(ctx context.Context, sc Scope) (rules, grants []Rule, timeout time.Duration, err error) {
 	grants, err = s.projectGrants(ctx, sc.ProjectID)
 	if err != nil {
@@ -316,15 +333,33 @@ func (s *Service) rulesFor(ctx context.Context, sc Scope) (rules, grants []Rule,
 	}
 	s.mu.Lock()
 	cfg := s.config
+	grants = append(slices.Clone(grants), s.sessions[sc.SessionID]...)
 	s.mu.Unlock()
 	rules = append(Defaults(), cfg.Rules...)
 	rules = append(rules, sc.Rules...)
 	return rules, grants, cfg.Timeout, nil
 }
 
-// granted reports whether a remembered grant covers permission and pattern.
+// grantFor returns what remembered grants say about permission and pattern: Deny when a deny grant
+// matches (whatever else does), Allow when an allow grant does, and Ask otherwise.
+func grantFor(grants []Rule, permission, pattern string) (Action, Rule) {
+	action, by := Ask, Rule{}
+	for _, g := range grants {
+		if !Match(g.Permission, permission) || !Match(g.Pattern, pattern) {
+			continue
+		}
+		if g.Action == Deny {
+			return Deny, g
+		}
+		action, by = Allow, g
+	}
+	return action, by
+}
+
+// granted reports whether a remembered grant allows permission and pattern.
 func granted(grants []Rule, permission, pattern string) bool {
-	return Evaluate(grants, permission, pattern) == Allow
+	a, _ := grantFor(grants, permission, pattern)
+	return a == Allow
 }
 
 func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
@@ -335,6 +370,12 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 	patterns := ask.Patterns
 	if len(patterns) == 0 {
 		patterns = []string{"*"}
+	}
+	for _, p := range patterns {
+		if a, by := grantFor(grants, ask.Permission, p); a == Deny {
+			s.logDenied(ctx, sc, ask.Permission, patterns, by)
+			return rejectf("The user has chosen to always reject this tool call (%s %s). Try another approach, or ask the user", ask.Permission, p)
+		}
 	}
 	needAsk := false
 	for _, p := range patterns {
@@ -360,14 +401,36 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 	if req.Always == nil {
 		req.Always = []string{}
 	}
+	if len(ask.Unjudged) > 0 {
+		if _, ok := req.Metadata["unjudged"]; !ok {
+			req.Metadata["unjudged"] = ask.Unjudged
+		}
+	}
 	if sc.CallID != "" {
 		req.Tool = &ToolRef{MessageID: sc.MessageID, CallID: sc.CallID}
 	}
+	req.Decisions = Decisions(req)
 	req.Time.Created = time.Now().UnixMilli()
 	if err := s.persist(ctx, req); err != nil {
 		return fmt.Errorf("the permission request could not be stored, so the action was not performed: %w", err)
 	}
 	return s.wait(ctx, req, timeout)
+}
+
+// logDenied records in the decision log a call that a deny grant refused without asking.
+func (s *Service) logDenied(ctx context.Context, sc Scope, permission string, patterns []string, by Rule) {
+	data, err := json.Marshal(patterns)
+	if err == nil {
+		now := time.Now().UnixMilli()
+		err = s.db.LogDecision(ctx, store.Decision{
+			RequestID: s.broker.NewID(), SessionID: sc.SessionID, Directory: sc.Directory, Permission: permission, Patterns: data,
+			Reply: KeyDenyAlways, Cause: "grant", Client: "tandem", Addr: "deny grant " + by.Permission + " " + by.Pattern,
+			Asked: now, Decided: now,
+		})
+	}
+	if err != nil {
+		s.log.Error("log a call a deny grant refused", "session", sc.SessionID, "err", err)
+	}
 }
 
 // wait asks req (stored already) and turns the answer into what the tool call gets.
@@ -381,15 +444,23 @@ func (s *Service) wait(ctx context.Context, req Request, timeout time.Duration) 
 			return ctx.Err()
 		}
 		return rejectf("the permission request was cancelled (%s)", res.Reason)
-	case res.Reply.Reply == Reject:
+	}
+	key := res.Reply.key()
+	switch key {
+	case KeySession, KeyAlways, KeyDenyAlways:
+		// A lasting answer is kept even when storing it fails; this call gets what was answered.
+		if err := s.remember(req.ctx, req, key); err != nil {
+			s.log.Error("remember a lasting answer", "request", req.ID, "decision", key, "err", err)
+		}
+	}
+	if openCodeReply(key) == Reject {
 		if res.Reply.Message != "" {
 			return rejectf("The user rejected permission to use this specific tool call with the following feedback: %s", res.Reply.Message)
 		}
-		return rejectf("The user rejected permission to use this specific tool call")
-	case res.Reply.Reply == Always:
-		if err := s.remember(req.ctx, req); err != nil {
-			s.log.Error("persist always grant", "err", err)
+		if key == KeyDenyAlways {
+			return rejectf("The user rejected permission to use this specific tool call, and every call like it (%s %s)", req.Permission, strings.Join(rulePatterns(req), ", "))
 		}
+		return rejectf("The user rejected permission to use this specific tool call")
 	}
 	return nil
 }
@@ -401,22 +472,35 @@ func unjudged(req Request) bool {
 	return ok
 }
 
-// remember persists the "always" patterns of req for its project and approves other waiting
-// requests of the project that they now cover.
-func (s *Service) remember(ctx context.Context, req Request) error {
+// remember keeps the lasting answer key to req: "session" in memory for req's session, "always"
+// and "deny-always" persisted for its project. Then it answers the other waiting requests the
+// grants now decide.
+func (s *Service) remember(ctx context.Context, req Request, key string) error {
 	if unjudged(req) {
-		return nil // nothing lasting may be remembered for it; this one answer allowed it once
+		return nil // nothing lasting may be remembered for it; this one answer decided it once
 	}
-	always := req.Always
-	if len(always) == 0 {
-		always = req.Patterns
+	patterns := rulePatterns(req)
+	if key == KeySession {
+		s.mu.Lock()
+		for _, p := range patterns {
+			r := Rule{Permission: req.Permission, Pattern: p, Action: Allow}
+			if !slices.Contains(s.sessions[req.SessionID], r) {
+				s.sessions[req.SessionID] = append(s.sessions[req.SessionID], r)
+			}
+		}
+		s.mu.Unlock()
+		return s.settle(ctx, req)
+	}
+	action := Allow
+	if key == KeyDenyAlways {
+		action = Deny
 	}
 	now := time.Now().UnixMilli()
 	// The patterns of one answer are one grant set: all of them are stored, or none.
 	err := s.db.Tx(ctx, func(q store.Tx) error {
-		for _, p := range always {
+		for _, p := range patterns {
 			g := store.Grant{ID: s.ids.New(id.Grant), ProjectID: req.projectID, Permission: req.Permission, Pattern: p,
-				SessionID: req.SessionID, RequestID: req.ID, Created: now}
+				Action: string(action), SessionID: req.SessionID, RequestID: req.ID, Created: now}
 			if err := q.AddGrant(ctx, g); err != nil {
 				return err
 			}
@@ -429,29 +513,68 @@ func (s *Service) remember(ctx context.Context, req Request) error {
 	s.mu.Lock()
 	delete(s.loaded, req.projectID)
 	s.mu.Unlock()
-	grants, err := s.projectGrants(ctx, req.projectID)
+	return s.settle(ctx, req)
+}
+
+// settle answers the waiting requests of req's project that the grants now decide: refused when a
+// deny grant matches one of their patterns, allowed when grants (the project's, or their session's)
+// allow every pattern and they can be judged.
+func (s *Service) settle(ctx context.Context, req Request) error {
+	project, err := s.projectGrants(ctx, req.projectID)
 	if err != nil {
 		return err
 	}
+	by := pending.Who{Client: "tandem", Addr: "grant of " + req.ID}
 	for _, it := range s.broker.List("") {
 		other := it.Request
-		if other.projectID != req.projectID || unjudged(other) {
+		if other.projectID != req.projectID {
 			continue
 		}
-		covered := true
+		s.mu.Lock()
+		grants := append(slices.Clone(project), s.sessions[other.SessionID]...)
+		s.mu.Unlock()
+		var answer *Answer
+		allowed := !unjudged(other)
 		for _, p := range other.Patterns {
-			if !granted(grants, other.Permission, p) {
-				covered = false
+			a, _ := grantFor(grants, other.Permission, p)
+			if a == Deny {
+				answer = &Answer{Reply: Reject, Decision: KeyDenyAlways}
+				break
+			}
+			allowed = allowed && a == Allow
+		}
+		if answer == nil && allowed {
+			answer = &Answer{Reply: Always, Decision: KeyAlways}
+			if !coveredBy(project, other) {
+				answer.Decision = KeySession
 			}
 		}
-		if covered {
-			if err := s.broker.Reply(other.ID, Answer{Reply: Always}, pending.Who{Client: "tandem", Addr: "always grant " + req.ID}); err != nil {
-				// Resolved meanwhile by someone else: that answer stands.
-				s.log.Debug("always grant: request already resolved", "request", other.ID, "err", err)
-			}
+		if answer == nil {
+			continue
+		}
+		if err := s.broker.Reply(other.ID, *answer, by); err != nil {
+			// Resolved meanwhile by someone else: that answer stands.
+			s.log.Debug("grant: request already resolved", "request", other.ID, "err", err)
 		}
 	}
 	return nil
+}
+
+// coveredBy reports whether grants allow every pattern of req.
+func coveredBy(grants []Rule, req Request) bool {
+	for _, p := range req.Patterns {
+		if !granted(grants, req.Permission, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// EndSession forgets the "session" grants of a session that was deleted.
+func (s *Service) EndSession(sessionID string) {
+	s.mu.Lock()
+	delete(s.sessions, sessionID)
+	s.mu.Unlock()
 }
 
 func (s *Service) projectGrants(ctx context.Context, projectID string) ([]Rule, error) {
@@ -468,7 +591,11 @@ func (s *Service) projectGrants(ctx context.Context, projectID string) ([]Rule, 
 	}
 	rules := make([]Rule, 0, len(rows))
 	for _, g := range rows {
-		rules = append(rules, Rule{Permission: g.Permission, Pattern: g.Pattern, Action: Allow})
+		action := Action(g.Action)
+		if action != Deny {
+			action = Allow
+		}
+		rules = append(rules, Rule{Permission: g.Permission, Pattern: g.Pattern, Action: action})
 	}
 	s.mu.Lock()
 	s.grants[projectID], s.loaded[projectID] = rules, true
@@ -488,11 +615,28 @@ func (s *Service) List(sessionID, directory string) []Request {
 	return out
 }
 
-// Reply answers a waiting request; the first answer wins, later ones get Conflict with the winner.
+// Reply answers a waiting request with a decision key (a.Decision, or OpenCode's a.Reply when
+// Decision is empty); the key must be one the request offers. The first answer wins; later ones get
+// Conflict with the winner.
 func (s *Service) Reply(requestID string, a Answer, by pending.Who) error {
 	// The ID's form is checked where it arrives (the route's binder); an unknown one is NotFound.
-	if _, err := ParseReply(string(a.Reply)); err != nil {
+	key := a.key()
+	if err := parseKey(key); err != nil {
 		return err
+	}
+	if it, ok := s.broker.Get(requestID); ok {
+		if err := offered(it.Request, key); err != nil {
+			return err
+		}
+	}
+	if key == KeyRejectWithMessage && strings.TrimSpace(a.Message) == "" {
+		return errs.E(errs.Invalid, "message: required with %q: it is what the agent is told", key)
+	}
+	// Decision is kept only when it says more than OpenCode's reply (the 409 of a late reply shows
+	// {reply} alone for once, always and reject, as before).
+	a.Reply, a.Decision = openCodeReply(key), key
+	if key == string(a.Reply) {
+		a.Decision = ""
 	}
 	return s.broker.Reply(requestID, a, by)
 }
@@ -517,7 +661,10 @@ func (s *Service) Grants(ctx context.Context, projectID string) ([]Grant, error)
 }
 
 func grantOf(g store.Grant) Grant {
-	out := Grant{ID: g.ID, ProjectID: g.ProjectID, Permission: g.Permission, Pattern: g.Pattern, SessionID: g.SessionID, RequestID: g.RequestID}
+	out := Grant{ID: g.ID, ProjectID: g.ProjectID, Permission: g.Permission, Pattern: g.Pattern, Action: Allow, SessionID: g.SessionID, RequestID: g.RequestID}
+	if g.Action == string(Deny) {
+		out.Action = Deny
+	}
 	out.Time.Created = g.Created
 	return out
 }

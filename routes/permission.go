@@ -22,9 +22,9 @@ type PermissionListQuery struct {
 
 // PermissionReply is POST /permission/{requestID}/reply.
 type PermissionReply struct {
-	RequestID string           `path:"requestID" pattern:"^per" json:"-"`
-	Reply     permission.Reply `json:"reply" required:"true" enum:"once,always,reject"`
-	Message   string           `json:"message,omitempty" description:"For reject: told to the model, which continues with it."`
+	RequestID string `path:"requestID" pattern:"^per" json:"-"`
+	Reply     string `json:"reply" required:"true" enum:"once,always,reject,session,reject-with-message,deny-always" description:"OpenCode's once, always or reject, or any key of the request's decisions (tandem extension): session, reject-with-message, deny-always."`
+	Message   string `json:"message,omitempty" description:"For reject: told to the model, which continues with it. Required with reject-with-message."`
 }
 
 // PermissionRespond is the legacy POST /session/{sessionID}/permissions/{permissionID}.
@@ -65,23 +65,25 @@ func (p *Permissions) Ops() []Op {
 			return p.Service.List(in.SessionID, explicitDirectory(c)), nil
 		}).doc("Requests waiting for a person, oldest first. Without ?directory= every directory's; answered at POST /permission/{id}/reply."),
 		op(http.MethodPost, "/permission/{requestID}/reply", "permission.reply", "Respond to permission request", func(c *Call, in *PermissionReply) (bool, error) {
-			return true, p.Service.Reply(in.RequestID, permission.Answer{Reply: in.Reply, Message: in.Message}, who(c))
+			return true, p.Service.Reply(in.RequestID, permission.Answer{Decision: in.Reply, Message: in.Message}, who(c))
 		}).doc("The first reply wins; a later one gets 409 whose data names the reply that won. "+
-			"\"always\" is remembered for the project across restarts (see /permission/grant).", 404, 409, 415),
+			"reply is a key of the request's decisions: \"session\" allows its patterns until the session is deleted, "+
+			"\"always\" and \"deny-always\" are remembered for the project across restarts (see /permission/grant). "+
+			"A key the request does not offer is a 400 naming the valid ones.", 400, 404, 409, 415),
 		op(http.MethodPost, "/session/{sessionID}/permissions/{permissionID}", "permission.respond", "Respond to permission (legacy)", func(c *Call, in *PermissionRespond) (bool, error) {
 			if owner, ok := p.Service.Owner(in.PermissionID); ok && owner != in.SessionID {
 				return false, errs.E(errs.NotFound, "Permission request %s does not belong to session %s", in.PermissionID, in.SessionID)
 			}
 			return true, p.Service.Reply(in.PermissionID, permission.Answer{Reply: in.Response}, who(c))
 		}).doc("OpenCode's older form of the reply, with {response}.", 404, 409, 415),
-		op(http.MethodGet, "/permission/grant", "permission.grant.list", "List always-grants", func(c *Call, in *GrantQuery) ([]permission.Grant, error) {
+		op(http.MethodGet, "/permission/grant", "permission.grant.list", "List remembered grants", func(c *Call, in *GrantQuery) ([]permission.Grant, error) {
 			project := p.ProjectID(c.Dir)
 			if in.All {
 				project = ""
 			}
 			return p.Service.Grants(c.Ctx(), project)
-		}).doc("tandem extension: the \"always\" answers remembered for the project."),
-		op(http.MethodDelete, "/permission/grant/{grantID}", "permission.grant.delete", "Revoke an always-grant", func(c *Call, in *GrantPath) (permission.Grant, error) {
+		}).doc("tandem extension: the \"always\" (action allow) and \"deny-always\" (action deny) answers remembered for the project."),
+		op(http.MethodDelete, "/permission/grant/{grantID}", "permission.grant.delete", "Revoke a remembered grant", func(c *Call, in *GrantPath) (permission.Grant, error) {
 			return p.Service.Revoke(c.Ctx(), in.GrantID)
 		}).doc("tandem extension: matching requests ask again.", 404),
 		op(http.MethodGet, "/permission/history", "permission.history", "Permission decision log", func(c *Call, in *HistoryQuery) ([]permission.Decision, error) {

@@ -451,6 +451,9 @@ func (s *Service) Delete(ctx context.Context, sessionID string) error {
 		}
 		return err
 	}
+	if s.loop != nil && s.loop.agent.Permissions != nil {
+		s.loop.agent.Permissions.EndSession(sessionID) // its "session" grants end with it
+	}
 	s.publish(sess.Directory, "session.deleted", map[string]any{"sessionID": sess.ID, "info": sess})
 	return nil
 }

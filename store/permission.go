@@ -6,29 +6,36 @@ import (
 	"errors"
 )
 
-// Grant is a persisted "always" answer: in a project, requests of a permission matching a pattern
-// are allowed without asking.
+// Grant is a persisted answer: in a project, requests of a permission matching a pattern are
+// allowed ("always") or refused ("deny-always") without asking.
 type Grant struct {
 	ID         string
 	ProjectID  string
 	Permission string
 	Pattern    string
+	Action     string // "allow" or "deny"; empty is "allow"
 	SessionID  string
 	RequestID  string
 	Created    int64
 }
 
-// AddGrant stores a grant; a grant that already exists is kept as it is.
+// AddGrant stores a grant. A grant of the same project, permission and pattern with the same action
+// is kept as it is; one with the other action is replaced (the later answer wins).
 func (s *Queries) AddGrant(ctx context.Context, g Grant) error {
-	_, err := s.exec(ctx, `INSERT INTO permission_grants (id, project_id, permission, pattern, session_id, request_id, created)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, permission, pattern) DO NOTHING`,
-		g.ID, g.ProjectID, g.Permission, g.Pattern, g.SessionID, g.RequestID, g.Created)
+	if g.Action == "" {
+		g.Action = "allow"
+	}
+	_, err := s.exec(ctx, `INSERT INTO permission_grants (id, project_id, permission, pattern, action, session_id, request_id, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, permission, pattern) DO UPDATE SET
+		id = excluded.id, action = excluded.action, session_id = excluded.session_id, request_id = excluded.request_id, created = excluded.created
+		WHERE permission_grants.action <> excluded.action`,
+		g.ID, g.ProjectID, g.Permission, g.Pattern, g.Action, g.SessionID, g.RequestID, g.Created)
 	return wrap("add grant", err)
 }
 
 // Grants lists grants, all projects when projectID is empty, oldest first.
 func (s *Queries) Grants(ctx context.Context, projectID string) ([]Grant, error) {
-	q := `SELECT id, project_id, permission, pattern, session_id, request_id, created FROM permission_grants`
+	q := `SELECT id, project_id, permission, pattern, action, session_id, request_id, created FROM permission_grants`
 	var args []any
 	if projectID != "" {
 		q += ` WHERE project_id = ?`
@@ -42,7 +49,7 @@ func (s *Queries) Grants(ctx context.Context, projectID string) ([]Grant, error)
 	var out []Grant
 	for rows.Next() {
 		var g Grant
-		if err := rows.Scan(&g.ID, &g.ProjectID, &g.Permission, &g.Pattern, &g.SessionID, &g.RequestID, &g.Created); err != nil {
+		if err := rows.Scan(&g.ID, &g.ProjectID, &g.Permission, &g.Pattern, &g.Action, &g.SessionID, &g.RequestID, &g.Created); err != nil {
 			return nil, wrap("list grants", err)
 		}
 		out = append(out, g)
@@ -54,8 +61,8 @@ func (s *Queries) Grants(ctx context.Context, projectID string) ([]Grant, error)
 func (s *Queries) DeleteGrant(ctx context.Context, id string) (Grant, error) {
 	var g Grant
 	err := s.queryRow(ctx, `DELETE FROM permission_grants WHERE id = ?
-		RETURNING id, project_id, permission, pattern, session_id, request_id, created`, id).
-		Scan(&g.ID, &g.ProjectID, &g.Permission, &g.Pattern, &g.SessionID, &g.RequestID, &g.Created)
+		RETURNING id, project_id, permission, pattern, action, session_id, request_id, created`, id).
+		Scan(&g.ID, &g.ProjectID, &g.Permission, &g.Pattern, &g.Action, &g.SessionID, &g.RequestID, &g.Created)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return Grant{}, ErrNotFound

@@ -262,7 +262,13 @@ type permissionRequest struct {
 	Patterns   []string       `json:"patterns"`
 	Metadata   map[string]any `json:"metadata"`
 	Always     []string       `json:"always"`
-	Tool       *struct {
+	Decisions  []struct {
+		Key      string   `json:"key"`
+		Label    string   `json:"label"`
+		Patterns []string `json:"patterns"`
+		Message  bool     `json:"message"`
+	} `json:"decisions"`
+	Tool *struct {
 		MessageID string `json:"messageID"`
 		CallID    string `json:"callID"`
 	} `json:"tool"`
