@@ -54,7 +54,17 @@ type Options struct {
 	FirstWait time.Duration
 	// Git is the git binary (default "git", looked up in PATH).
 	Git string
+	// MaxFiles and MaxBytes bound the project a first snapshot copies (defaults DefaultMaxFiles and
+	// DefaultMaxBytes): a larger one (a home directory, say) is not snapshotted at all.
+	MaxFiles int
+	MaxBytes int64
 }
+
+// The default bounds of a snapshotted project, counted without what .gitignore excludes.
+const (
+	DefaultMaxFiles = 100_000
+	DefaultMaxBytes = 2 << 30
+)
 
 // Store records and restores snapshots of work trees. A nil *Store takes no snapshots. Close it
 // to stop the first snapshots still running in the background.
@@ -65,6 +75,8 @@ type Store struct {
 	firstTimeout time.Duration
 	firstWait    time.Duration
 	git          string // resolved path; empty when git is missing
+	maxFiles     int
+	maxBytes     int64
 
 	mu     sync.Mutex
 	trees  map[string]*tree // per work tree
@@ -98,8 +110,14 @@ func New(o Options) *Store {
 	if o.Git == "" {
 		o.Git = "git"
 	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
 	s := &Store{dir: o.Dir, log: o.Logger, timeout: o.Timeout, firstTimeout: o.FirstTimeout, firstWait: o.FirstWait,
-		trees: map[string]*tree{}, off: map[string]bool{}}
+		maxFiles: o.MaxFiles, maxBytes: o.MaxBytes, trees: map[string]*tree{}, off: map[string]bool{}}
 	if path, err := exec.LookPath(o.Git); err == nil {
 		s.git = path
 	} else {
@@ -180,6 +198,9 @@ func (s *Store) tree(ctx context.Context, worktree string) *tree {
 		defer t.lock.Unlock()
 		r := s.repoOf(worktree)
 		err := r.init(first)
+		if err == nil {
+			err = r.checkSize(first)
+		}
 		if err == nil {
 			_, err = r.trackWithin(first, s.firstTimeout)
 		}
@@ -268,6 +289,35 @@ func (r *repo) init(ctx context.Context) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(r.gitDir, "info", "exclude"), []byte(exclude.String()), 0o600)
+}
+
+// checkSize refuses a project larger than the Store's bounds, before its first snapshot copies
+// it: what would be recorded is listed (git add --dry-run, which honours .gitignore) and counted.
+func (r *repo) checkSize(ctx context.Context) error {
+	out, err := r.runWithin(ctx, r.s.firstTimeout, nil, "add", "--all", "--dry-run", "--", ".")
+	if err != nil {
+		return err
+	}
+	files := 0
+	var bytes int64
+	for _, line := range strings.Split(string(out), "\n") {
+		// "add 'path'" (git quotes nothing else with core.quotepath off)
+		name, ok := strings.CutPrefix(line, "add '")
+		if !ok {
+			continue
+		}
+		files++
+		if info, err := os.Lstat(filepath.Join(r.worktree, filepath.FromSlash(strings.TrimSuffix(name, "'")))); err == nil {
+			bytes += info.Size()
+		}
+		if files > r.s.maxFiles {
+			return fmt.Errorf("the project has more than %d files (without what .gitignore excludes): too large to snapshot", r.s.maxFiles)
+		}
+		if bytes > r.s.maxBytes {
+			return fmt.Errorf("the project holds more than %d MiB (without what .gitignore excludes): too large to snapshot", r.s.maxBytes>>20)
+		}
+	}
+	return nil
 }
 
 // run runs git on the shadow repository with the work tree as its work tree, in the work tree.

@@ -165,6 +165,38 @@ func TestSnapshotsAreOffWhereTheyCannotWork(t *testing.T) {
 			t.Fatalf("logged %d times: %s", n, log.String())
 		}
 	})
+	t.Run("a project larger than the bounds is not snapshotted, said once", func(t *testing.T) {
+		for _, o := range []snapshot.Options{{MaxFiles: 2}, {MaxBytes: 100}} {
+			var log bytes.Buffer
+			o.Dir, o.Logger, o.FirstWait = t.TempDir(), slog.New(slog.NewTextHandler(&log, nil)), time.Minute
+			s := snapshot.New(o)
+			t.Cleanup(s.Close)
+			dir := t.TempDir()
+			write(t, dir, ".gitignore", "ignored/\n")
+			write(t, dir, "a.txt", strings.Repeat("a", 60))
+			write(t, dir, "b.txt", strings.Repeat("b", 60))
+			for range 2 {
+				if h, err := s.Track(context.Background(), dir); h != "" || err != nil {
+					t.Fatalf("Track = %q, %v", h, err)
+				}
+			}
+			if n := strings.Count(log.String(), "snapshots are off"); n != 1 || !strings.Contains(log.String(), "too large to snapshot") {
+				t.Fatalf("log: %s", log.String())
+			}
+		}
+		// What .gitignore excludes does not count.
+		s := snapshot.New(snapshot.Options{Dir: t.TempDir(), MaxFiles: 3, FirstWait: time.Minute})
+		t.Cleanup(s.Close)
+		dir := t.TempDir()
+		write(t, dir, ".gitignore", "ignored/\n")
+		write(t, dir, "a.txt", "a")
+		for i := range 10 {
+			write(t, dir, filepath.Join("ignored", strings.Repeat("x", i+1)), "x")
+		}
+		if h, err := s.Track(context.Background(), dir); h == "" || err != nil {
+			t.Fatalf("Track = %q, %v; the ignored files should not count", h, err)
+		}
+	})
 	t.Run("a project that cannot be written is not snapshotted, said once", func(t *testing.T) {
 		if os.Geteuid() == 0 {
 			t.Skip("root writes everywhere")
