@@ -616,7 +616,7 @@ func (s *Service) List(sessionID, directory string) []Request {
 }
 
 // Reply answers a waiting request with a decision key (a.Decision, or OpenCode's a.Reply when
-// Decision is empty); the key must be one the request offers. The first answer wins; later ones get
+// Decision is empty); a key of tandem's must be one the request offers. The first answer wins; later ones get
 // Conflict with the winner.
 func (s *Service) Reply(requestID string, a Answer, by pending.Who) error {
 	// The ID's form is checked where it arrives (the route's binder); an unknown one is NotFound.
@@ -624,7 +624,9 @@ func (s *Service) Reply(requestID string, a Answer, by pending.Who) error {
 	if err := parseKey(key); err != nil {
 		return err
 	}
-	if it, ok := s.broker.Get(requestID); ok {
+	// OpenCode's three replies are accepted on every request, as OpenCode's clients offer them
+	// all: "always" on a request that cannot be judged allows that one call, remembering nothing.
+	if it, ok := s.broker.Get(requestID); ok && key != string(openCodeReply(key)) {
 		if err := offered(it.Request, key); err != nil {
 			return err
 		}

@@ -320,4 +320,19 @@ func TestRepliesMustBeOfferedKeys(t *testing.T) {
 	if status, msg := finalTool(t, td, events, sid); status != "error" || !strings.Contains(msg, "not eval, please") {
 		t.Fatalf("after reject-with-message: %s %q", status, msg)
 	}
+
+	// OpenCode's "always" is accepted although not offered, and allows only this call.
+	td.promptAsync(t, sid, `run: eval "$(echo echo unjudged)"`)
+	asked = events.waitFor(t, "permission.asked", func(e event) bool {
+		return ofType("permission.asked", sid)(e) && e.permission().ID != asked.ID
+	}).permission()
+	td.reply(t, asked.ID, "always", "")
+	if status, out := finalTool(t, td, events, sid); status != "completed" || out != "unjudged\n" {
+		t.Fatalf("after always on an unjudged request: %s %q", status, out)
+	}
+	var grants []json.RawMessage
+	td.call(t, http.MethodGet, "/permission/grant", "", http.StatusOK, &grants)
+	if len(grants) != 0 {
+		t.Fatalf("always on an unjudged request left grants: %s", grants)
+	}
 }
