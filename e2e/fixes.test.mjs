@@ -113,6 +113,33 @@ describe('the fixes of issue 20', { skip: why || false }, () => {
         const shown = await form.locator('[data-field]').evaluateAll((els) => els.map((e) => e.getAttribute('data-field')));
         assert.deepEqual(shown, want);
       });
+
+      test('unticking the only ticked choice sends an empty choice, which the form flags until one is ticked', async () => {
+        const form = page.locator('[data-testid="pending-dialog"][data-kind="elicitation"]');
+        await form.locator('[data-field="name"] input').fill('Ada Lovelace');
+        const multi = form.locator('[data-field="untitledMultipleSelectEnum"]');
+        const guitar = multi.locator('input[value="Guitar"]');
+        assert.equal(await guitar.isChecked(), true, 'Guitar is the default');
+        await guitar.uncheck();
+        await form.locator('[data-testid="elicit-accept"]').click();
+        await multi.locator('.field-error').waitFor();
+        assert.match(await multi.locator('.field-error').innerText(), /at least 1/);
+        assert.equal((await rest(server, 'GET', '/mcp/elicitation')).data.length, 1, 'the form was sent with the default put back');
+
+        await multi.locator('input[value="Piano"]').check();
+        await multi.locator('.field-error').waitFor({ state: 'detached' });
+        await form.locator('[data-testid="elicit-accept"]').click();
+        await form.waitFor({ state: 'detached' });
+        const tool = page.locator('[data-testid="tool"][data-status="completed"]', { hasText: 'elicitation' });
+        await tool.waitFor({ timeout: 15000 });
+        await tool.locator('.tool-head').click();
+        const text = await until(async () => {
+          const t = await tool.innerText();
+          return /Piano/.test(t) && t;
+        }, 'the tool result to carry the answer');
+        assert.doesNotMatch(text, /Guitar/, 'the unticked default came back');
+        assert.deepEqual(page.errors, []);
+      });
     });
   });
 });

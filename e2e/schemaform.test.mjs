@@ -55,7 +55,7 @@ for (const [name, value, wrong] of [
   ['number', '999.5', false],
   ['untitledSingleSelectEnum', 'Janice', true],
   ['untitledMultipleSelectEnum', ['Guitar', 'Piano', 'Violin', 'Drums'], true],
-  ['untitledMultipleSelectEnum', [], false],
+  ['untitledMultipleSelectEnum', [], true],
   ['titledMultipleSelectEnum', ['fish-1', 'fish-3'], false],
 ]) {
   test(`${name} = ${JSON.stringify(value)} is ${wrong ? 'flagged' : 'accepted'}`, () => {
@@ -79,6 +79,12 @@ test('the content sent is typed and leaves out empty optional fields', () => {
     titledMultipleSelectEnum: ['fish-1'],
     legacyTitledEnum: 'pet-1',
   });
+});
+
+test('an emptied multi-select with a default is sent empty, so the server does not put the default back', () => {
+  const values = { ...initialValues(fields), name: 'Ada', untitledMultipleSelectEnum: [] };
+  assert.deepEqual(toContent(fields, values).untitledMultipleSelectEnum, []);
+  assert.deepEqual(Object.keys(validateAll(fields, values)), ['untitledMultipleSelectEnum']);
 });
 
 test('a command line splits on spaces and keeps quoted words whole', () => {

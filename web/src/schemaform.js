@@ -65,7 +65,7 @@ export function validateField(f, value) {
   if (f.kind === 'multi') {
     const n = value.length;
     if (f.required && n === 0) return 'Choose at least one.';
-    if (n === 0) return null;
+    if (n === 0 && !sendsEmpty(f)) return null;
     if (p.minItems !== undefined && n < p.minItems) return `Choose at least ${p.minItems}.`;
     if (p.maxItems !== undefined && n > p.maxItems) return `Choose at most ${p.maxItems}.`;
     return null;
@@ -115,6 +115,12 @@ export function validateAll(fields, values) {
   return errors;
 }
 
+// A multi-select with a default is always sent, even empty: the server fills in the default for a
+// field left out, so leaving out an emptied selection would bring back the choices just unticked.
+function sendsEmpty(f) {
+  return f.required || Array.isArray(f.schema.default);
+}
+
 /** The `content` object to send: typed values, empty optional fields left out. */
 export function toContent(fields, values) {
   const out = {};
@@ -122,7 +128,7 @@ export function toContent(fields, values) {
     const v = values[f.name];
     if (f.kind === 'boolean') out[f.name] = !!v;
     else if (f.kind === 'multi') {
-      if (v.length || f.required) out[f.name] = v;
+      if (v.length || sendsEmpty(f)) out[f.name] = v;
     } else {
       const s = String(v ?? '').trim();
       if (s === '') continue;
