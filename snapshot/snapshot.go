@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -267,7 +266,7 @@ func (r *repo) init(ctx context.Context) error {
 	if !info.IsDir() {
 		return fmt.Errorf("%s is not a directory", r.worktree)
 	}
-	if err := syscall.Access(r.worktree, 2 /* W_OK */); err != nil {
+	if err := writable(r.worktree); err != nil {
 		return fmt.Errorf("the project directory is not writable: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(r.gitDir, "HEAD")); err == nil {
