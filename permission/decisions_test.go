@@ -82,7 +82,7 @@ func TestSessionGrantsEndWithTheSession(t *testing.T) {
 }
 
 // TestALastingAnswerSettlesTheWaitingRequestsItDecides: a deny-always refuses the other waiting
-// requests it matches, and a session grant allows the ones of its own session only.
+// requests one of whose patterns it matches, and stores nothing for them.
 func TestALastingAnswerSettlesTheWaitingRequestsItDecides(t *testing.T) {
 	s := newTestService(t, "ses_1", "ses_2")
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -93,7 +93,9 @@ func TestALastingAnswerSettlesTheWaitingRequestsItDecides(t *testing.T) {
 	}
 	results := make(chan error, 3)
 	go func() { results <- s.Gate(sc("ses_1")).Check(ctx, ask("rm a", "rm *")) }()
-	go func() { results <- s.Gate(sc("ses_2")).Check(ctx, ask("rm b", "rm *")) }()
+	go func() {
+		results <- s.Gate(sc("ses_2")).Check(ctx, tool.Ask{Permission: "bash", Patterns: []string{"rm b", "echo x"}, Always: []string{"rm *", "echo *"}})
+	}()
 	testenv.Eventually(t, "both are waiting", func() bool { return len(s.List("", "")) == 2 })
 	first := s.List("ses_1", "")[0]
 	if err := s.Reply(first.ID, Answer{Decision: KeyDenyAlways}, pending.Who{Client: "test"}); err != nil {
@@ -106,6 +108,11 @@ func TestALastingAnswerSettlesTheWaitingRequestsItDecides(t *testing.T) {
 	}
 	if got := s.List("", ""); len(got) != 0 {
 		t.Fatalf("still waiting: %+v", got)
+	}
+	// Only what the person answered is remembered, not the families of the requests it settled.
+	grants, err := s.Grants(ctx, "p")
+	if err != nil || len(grants) != 1 || grants[0].Pattern != "rm *" || grants[0].Action != Deny {
+		t.Fatalf("grants %+v %v, want the one deny of rm *", grants, err)
 	}
 	history, err := s.History(ctx, "ses_2", 10)
 	if err != nil || len(history) != 1 || history[0].Reply != KeyDenyAlways || history[0].Client != "tandem" {

@@ -72,6 +72,8 @@ type Answer struct {
 	Reply    Reply  `json:"reply"`
 	Decision string `json:"decision,omitempty"`
 	Message  string `json:"message,omitempty"`
+
+	settled bool // given by a grant to a waiting request it decides, not by a person: nothing more is remembered
 }
 
 // key is the decision the answer stands for.
@@ -448,6 +450,9 @@ func (s *Service) wait(ctx context.Context, req Request, timeout time.Duration) 
 	key := res.Reply.key()
 	switch key {
 	case KeySession, KeyAlways, KeyDenyAlways:
+		if res.Reply.settled {
+			break // a grant answered: remember only what a person saw
+		}
 		// A lasting answer is kept even when storing it fails; this call gets what was answered.
 		if err := s.remember(req.ctx, req, key); err != nil {
 			s.log.Error("remember a lasting answer", "request", req.ID, "decision", key, "err", err)
@@ -538,13 +543,13 @@ func (s *Service) settle(ctx context.Context, req Request) error {
 		for _, p := range other.Patterns {
 			a, _ := grantFor(grants, other.Permission, p)
 			if a == Deny {
-				answer = &Answer{Reply: Reject, Decision: KeyDenyAlways}
+				answer = &Answer{Reply: Reject, Decision: KeyDenyAlways, settled: true}
 				break
 			}
 			allowed = allowed && a == Allow
 		}
 		if answer == nil && allowed {
-			answer = &Answer{Reply: Always, Decision: KeyAlways}
+			answer = &Answer{Reply: Always, Decision: KeyAlways, settled: true}
 			if !coveredBy(project, other) {
 				answer.Decision = KeySession
 			}
