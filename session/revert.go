@@ -6,6 +6,7 @@ import (
 
 	"tandem/errs"
 	"tandem/id"
+	"tandem/snapshot"
 	"tandem/store"
 )
 
@@ -109,7 +110,15 @@ func (s *Service) Revert(ctx context.Context, sessionID string, in RevertInput) 
 		out, err = s.mutate(ctx, sessionID, func(x *Session) { x.Revert = &rv })
 		return err
 	})
-	return out, err
+	return out, snapshotError(err)
+}
+
+// snapshotError names a snapshot that is no longer kept as a conflict a client can show.
+func snapshotError(err error) error {
+	if errors.Is(err, snapshot.ErrGone) {
+		return errs.Named(errs.Conflict, "SnapshotGoneError", "%s", err.Error())
+	}
+	return err
 }
 
 // Unrevert brings back what the session's revert undid: the files as they were before it, and
@@ -137,7 +146,7 @@ func (s *Service) Unrevert(ctx context.Context, sessionID string) (Session, erro
 		out, err = s.mutate(ctx, sessionID, func(x *Session) { x.Revert = nil })
 		return err
 	})
-	return out, err
+	return out, snapshotError(err)
 }
 
 func (s *Service) allMessages(ctx context.Context, sessionID string) ([]WithParts, error) {

@@ -59,6 +59,12 @@ type Options struct {
 	MaxBytes int64
 }
 
+// Keep is how long snapshots are kept, in git's --prune syntax.
+const Keep = "7.days.ago"
+
+// ErrGone says a snapshot is no longer kept (older than Keep, pruned).
+var ErrGone = errors.New("snapshot: that snapshot is no longer kept (snapshots are kept for 7 days)")
+
 // The default bounds of a snapshotted project, counted without what .gitignore excludes.
 const (
 	DefaultMaxFiles = 100_000
@@ -196,9 +202,17 @@ func (s *Store) tree(ctx context.Context, worktree string) *tree {
 		t.lock.Lock()
 		defer t.lock.Unlock()
 		r := s.repoOf(worktree)
+		_, statErr := os.Stat(filepath.Join(r.gitDir, "HEAD"))
 		err := r.init(first)
 		if err == nil {
 			err = r.checkSize(first)
+		}
+		if err == nil && statErr == nil {
+			// Snapshots are kept for a week, as OpenCode keeps them: older ones are pruned once per
+			// server start (the current files, in the index, always stay).
+			if _, gcErr := r.runWithin(first, s.firstTimeout, nil, "gc", "--quiet", "--prune="+Keep); gcErr != nil {
+				s.log.Warn("snapshot: old snapshots not pruned", "worktree", worktree, "err", gcErr)
+			}
 		}
 		if err == nil {
 			_, err = r.trackWithin(first, s.firstTimeout)
@@ -435,6 +449,9 @@ func (s *Store) Restore(ctx context.Context, worktree, hash string) error {
 		return nil
 	}
 	defer release()
+	if err := r.exist(ctx, hash); err != nil {
+		return err
+	}
 	if _, err := r.run(ctx, nil, "read-tree", hash); err != nil {
 		return r.fail(err)
 	}
@@ -458,6 +475,9 @@ func (s *Store) Revert(ctx context.Context, worktree, hash string, files []strin
 		return nil
 	}
 	defer release()
+	if err := r.exist(ctx, hash); err != nil {
+		return err
+	}
 	// Files are removed through an os.Root: a symbolic link swapped in never leads out of the work tree.
 	root, err := os.OpenRoot(r.worktree)
 	if err != nil {
@@ -601,6 +621,19 @@ func checkHashes(hashes ...string) error {
 	for _, h := range hashes {
 		if (len(h) != 40 && len(h) != 64) || strings.Trim(h, "0123456789abcdef") != "" {
 			return fmt.Errorf("snapshot: %q is not a snapshot hash", h)
+		}
+	}
+	return nil
+}
+
+// exist checks that the shadow repository still holds the snapshots.
+func (r *repo) exist(ctx context.Context, hashes ...string) error {
+	for _, h := range hashes {
+		if _, err := r.run(ctx, nil, "cat-file", "-e", h+"^{tree}"); err != nil {
+			if errors.Is(err, errTimeout) {
+				return r.fail(err)
+			}
+			return ErrGone
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package snapshot_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -218,6 +219,23 @@ func TestSnapshotsAreOffWhereTheyCannotWork(t *testing.T) {
 			t.Fatalf("log: %s", log.String())
 		}
 	})
+}
+
+func TestASnapshotNoLongerKeptIsNamedSo(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "a")
+	s := newStore(t, nil)
+	track(t, s, dir)
+	gone := strings.Repeat("0", 40)
+	if err := s.Restore(context.Background(), dir, gone); !errors.Is(err, snapshot.ErrGone) {
+		t.Errorf("Restore of a pruned snapshot: %v", err)
+	}
+	if err := s.Revert(context.Background(), dir, gone, []string{filepath.Join(dir, "a.txt")}); !errors.Is(err, snapshot.ErrGone) {
+		t.Errorf("Revert to a pruned snapshot: %v", err)
+	}
+	if got, _ := read(t, dir, "a.txt"); got != "a" {
+		t.Fatalf("a.txt = %q", got)
+	}
 }
 
 func TestAProjectsFirstSnapshotNeverHoldsUpAStep(t *testing.T) {

@@ -327,3 +327,21 @@ func TestRevertingFromAPartKeepsWhatCameBeforeIt(t *testing.T) {
 		t.Fatalf("the model's history after the revert: %s", last.Body)
 	}
 }
+
+func TestRevertWorksAfterARestart(t *testing.T) {
+	td := startTandem(t, setup{config: `{"permission": {"edit": "allow"}}`})
+	sid := td.newSession(t)
+	td.prompt(t, sid, "write: kept.txt\nacross restarts\n")
+	first := td.messages(t, sid)[0].Info.ID
+	// The restart prunes snapshots older than a week from the shadow repository; this one stays.
+	td.restart(t)
+	td.call(t, http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+first+`"}`, http.StatusOK, nil)
+	if _, ok := readFile(t, filepath.Join(td.project, "kept.txt")); ok {
+		t.Fatal("the revert after a restart left kept.txt")
+	}
+	td.restart(t)
+	td.call(t, http.MethodPost, "/session/"+sid+"/unrevert", "", http.StatusOK, nil)
+	if got, _ := readFile(t, filepath.Join(td.project, "kept.txt")); got != "across restarts\n" {
+		t.Fatalf("kept.txt after unrevert across a restart: %q", got)
+	}
+}
