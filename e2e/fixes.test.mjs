@@ -79,6 +79,31 @@ describe('the fixes of issue 20', { skip: why || false }, () => {
       await page.context().close();
     });
 
+    test('a reload in the middle of a turn shows the text streamed so far, then the rest', async () => {
+      const words = Array.from({ length: 30 }, (_, i) => `w${i + 1}`);
+      const page = await loggedInPage(browser, server);
+      await prompt(page, `slow: ${words.join(' ')}`);
+      const sid = page.url().split('/session/')[1];
+      // Reads what is on screen now (innerText would wait for a text part to appear).
+      const said = async () => (await page.locator('[data-testid="msg-assistant"] .md').allInnerTexts()).at(-1) || '';
+      await until(async () => /\bw4\b/.test(await said()), 'the first words');
+      await page.reload();
+      await page.locator('[data-testid="conn"][data-state="live"]').waitFor();
+      try {
+        // Before the turn ends (30 words take 9 s), the words already streamed are back on screen.
+        await until(async () => /\bw4\b/.test(await said()), 'the streamed words after the reload', 3000);
+        assert.equal((await rest(server, 'GET', '/session/status')).data[sid]?.type, 'busy', 'the turn ended before the check');
+        // The words that follow are added to them, none twice.
+        await until(async () => /\bw12\b/.test(await said()), 'more words after the reload');
+        const seen = (await said()).split(/\s+/).filter(Boolean);
+        assert.deepEqual(seen, words.slice(0, seen.length), 'words lost or repeated');
+      } finally {
+        await rest(server, 'POST', `/session/${sid}/abort`, {});
+      }
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    });
+
     describe('server-everything’s elicitation form', () => {
       const schema = JSON.parse(readFileSync(new URL('./testdata/everything-elicitation-schema.json', import.meta.url)));
       let page;

@@ -72,6 +72,13 @@ func (c *coalescer) Flush() {
 	c.flushLocked()
 }
 
+// Do runs f under the lock that Add's folds and publish run under, so f sees a consistent state.
+func (c *coalescer) Do(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f()
+}
+
 // Close publishes what is waiting and ignores every later update: the stream's final state follows.
 func (c *coalescer) Close() {
 	c.mu.Lock()

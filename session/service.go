@@ -45,6 +45,7 @@ type Service struct {
 	projects map[string]string // directory -> project ID
 	loop     *loop             // the prompt loop; nil without Options.Agent
 
+	live      liveSteps // the model calls streaming now, whose open parts are not stored yet
 	histories histories // the start of each recent session's provider history, kept between turns
 	listed    listCache // encoded listings, kept while the sessions table does not change
 }
@@ -483,11 +484,17 @@ func (s *Service) messages(ctx context.Context, sessionID string, in MessagesInp
 	if err != nil {
 		return Page[WithParts]{}, err
 	}
+	live := s.live.parts(sessionID)
 	page := Page[WithParts]{NextCursor: next, Items: make([]WithParts, 0, len(msgs))}
 	for _, m := range msgs {
 		wp, err := decodeWithParts(m, parts[m.ID])
 		if err != nil {
 			return Page[WithParts]{}, err
+		}
+		for _, p := range live[m.ID] {
+			if !storedHas(parts[m.ID], p.ID) {
+				wp.Parts = append(wp.Parts, p)
+			}
 		}
 		page.Items = append(page.Items, wp)
 	}
@@ -503,6 +510,22 @@ func (s *Service) MessagesJSON(ctx context.Context, sessionID string, in Message
 	msgs, parts, next, err := s.messageRows(ctx, s.db, sessionID, in)
 	if err != nil {
 		return nil, "", err
+	}
+	// The parts a model is streaming right now, with the text announced so far.
+	for mid, live := range s.live.parts(sessionID) {
+		if parts == nil {
+			parts = map[string][]store.Part{}
+		}
+		for _, p := range live {
+			if storedHas(parts[mid], p.ID) {
+				continue
+			}
+			data, err := json.Marshal(p)
+			if err != nil {
+				return nil, "", err
+			}
+			parts[mid] = append(parts[mid], store.Part{ID: p.ID, MessageID: mid, SessionID: sessionID, Data: data})
+		}
 	}
 	size := 2
 	for _, m := range msgs {

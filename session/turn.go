@@ -33,6 +33,7 @@ type step struct {
 	// yet, consecutive deltas of one part joined.
 	deltas *coalescer
 	unsent []partDelta
+	live   []*Part // the parts open() started, guarded by deltas: Service.live reads them
 }
 
 type partDelta struct {
@@ -43,6 +44,7 @@ type partDelta struct {
 func (s *Service) newStep(dir string, msg *Message) *step {
 	st := &step{s: s, dir: dir, msg: msg}
 	st.deltas = newCoalescer(s.updateEvery, st.publishDeltas)
+	s.live.add(st)
 	return st
 }
 
@@ -52,6 +54,7 @@ func (st *step) open(kind string) *Part {
 	p := &Part{ID: st.s.ids.New(id.Part), SessionID: st.msg.SessionID, MessageID: st.msg.ID, Type: kind,
 		Text: &empty, Time: &PartTime{Start: st.s.nowMS()}}
 	st.deltas.Flush() // the other part's text comes first
+	st.deltas.Do(func() { st.live = append(st.live, p) })
 	st.s.publishPart(st.dir, *p)
 	return p
 }
@@ -80,14 +83,17 @@ func (st *step) publishDeltas() {
 
 // closeStreams finishes the open text and reasoning parts and stores them in one transaction.
 func (st *step) closeStreams(ctx context.Context) error {
-	st.deltas.Close() // every delta is out before the parts' final state
+	st.deltas.Close()          // every delta is out before the parts' final state
+	defer st.s.live.remove(st) // once stored: a listing in between finds the parts in both places
 	var closed []Part
-	for _, pp := range []**Part{&st.rsn, &st.text} {
-		if p := *pp; p != nil {
-			p.Time.End = st.s.nowMS()
-			closed = append(closed, *p)
+	st.deltas.Do(func() {
+		for _, pp := range []**Part{&st.rsn, &st.text} {
+			if p := *pp; p != nil {
+				p.Time.End = st.s.nowMS()
+				closed = append(closed, *p)
+			}
 		}
-	}
+	})
 	if len(closed) == 0 {
 		return nil
 	}
