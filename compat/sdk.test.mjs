@@ -490,7 +490,8 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
     const messages = ok(await client.session.messages({ sessionID: undoSession }));
     const patch = messages.flatMap((m) => m.parts).find((p) => p.type === 'patch');
     assert.deepEqual(patch.files, [file], 'the step that wrote it lists it in a patch part');
-    assert.ok(messages.flatMap((m) => m.parts).filter((p) => p.type === 'step-start').every((p) => p.snapshot), 'every step-start has a snapshot');
+    const start = messages.flatMap((m) => m.parts).find((p) => p.type === 'step-start' && p.messageID === patch.messageID);
+    assert.equal(start.snapshot, patch.hash, 'the writing step\'s step-start carries the snapshot its patch part names');
 
     from = events.length;
     const reverted = ok(await client.session.revert({ sessionID: undoSession, messageID: messages[0].info.id }));

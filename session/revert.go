@@ -24,6 +24,16 @@ func (s *Service) track(ctx context.Context, dir string) string {
 	return h
 }
 
+// mayChangeFiles says whether a tool may change the project's files: every tool but the built-in
+// ones that only read (a step that calls only those, or none, takes no snapshot).
+func mayChangeFiles(toolName string) bool {
+	switch toolName {
+	case "read", "list", "glob", "grep", "todoread", "todowrite", "question":
+		return false
+	}
+	return true
+}
+
 // changed lists the files that differ between two snapshots.
 func (s *Service) changed(ctx context.Context, dir, from, to string) []string {
 	if s.snaps == nil || from == "" || to == "" || from == to {

@@ -233,7 +233,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			Path: &MessagePath{Cwd: dir, Root: Worktree(dir)}, Cost: &zero, Tokens: &Tokens{},
 			Time: MessageTime{Created: s.nowMS()},
 		}
-		start := Part{ID: s.ids.New(id.Part), SessionID: sid, MessageID: msg.ID, Type: "step-start", Snapshot: s.track(keep, dir)}
+		start := Part{ID: s.ids.New(id.Part), SessionID: sid, MessageID: msg.ID, Type: "step-start"}
 		var touched Session
 		summarized := user
 		summarized.Summary = &MessageSummary{Diffs: []FileDiff{}}
@@ -302,6 +302,11 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 
 		stop := false
 		for _, call := range st.calls {
+			// The project's files are recorded before the step's first call that may change them
+			// (a step that only talks or reads costs no snapshot); the step-start part carries it.
+			if parts[0].Snapshot == "" && mayChangeFiles(call.Name) {
+				parts[0].Snapshot = s.track(keep, dir)
+			}
 			p, stopTurn, err := s.runTool(ctx, ag, sess, msg, byName, call, t.input.Agent)
 			parts = append(parts, p)
 			if err != nil {
@@ -319,7 +324,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		if reason == "" {
 			reason = provider.ReasonStop
 		}
-		if err := s.commitStep(keep, dir, msg, &parts, start.Snapshot, reason, cost, tokens); err != nil {
+		if err := s.commitStep(keep, dir, msg, &parts, parts[0].Snapshot, reason, cost, tokens); err != nil {
 			return s.failTurn(ctx, dir, msg, parts, err, user)
 		}
 		foldDiffs(turnDiff, parts)
@@ -342,8 +347,11 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 func (s *Service) commitStep(ctx context.Context, dir string, msg *Message, parts *[]Part, startSnapshot, reason string, cost float64, tokens Tokens) error {
 	finish := Part{ID: s.ids.New(id.Part), SessionID: msg.SessionID, MessageID: msg.ID, Type: "step-finish",
 		Reason: reason, Cost: &cost, Tokens: &tokens}
-	var patch *Part
+	var patch, started *Part
 	if startSnapshot != "" {
+		if p := (*parts)[0]; p.Type == "step-start" {
+			started = &p // stored again, with the snapshot taken after it was announced
+		}
 		finish.Snapshot = s.track(ctx, dir)
 		if files := s.changed(ctx, dir, startSnapshot, finish.Snapshot); len(files) > 0 {
 			patch = &Part{ID: s.ids.New(id.Part), SessionID: msg.SessionID, MessageID: msg.ID, Type: "patch", Hash: startSnapshot, Files: files}
@@ -355,6 +363,11 @@ func (s *Service) commitStep(ctx context.Context, dir string, msg *Message, part
 	finished := *msg
 	msg.Time.Completed = s.nowMS()
 	err := s.db.Tx(ctx, func(q store.Tx) error {
+		if started != nil {
+			if err := putPart(ctx, q, *started); err != nil {
+				return err
+			}
+		}
 		if err := putPart(ctx, q, finish); err != nil {
 			return err
 		}
@@ -372,6 +385,9 @@ func (s *Service) commitStep(ctx context.Context, dir string, msg *Message, part
 	if err != nil {
 		*msg = finished
 		return saveFailed(err)
+	}
+	if started != nil {
+		s.publishPart(dir, *started)
 	}
 	s.publishPart(dir, finish)
 	*parts = append(*parts, finish)

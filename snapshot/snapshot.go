@@ -96,6 +96,8 @@ type Store struct {
 type tree struct {
 	lock  sync.Mutex
 	ready chan struct{}
+	last  string // the snapshot the shadow index holds, when known (guarded by lock)
+	stamp string // the index file's size and time after the last track: another process's change shows
 }
 
 // New makes a Store. A missing git binary is logged once, here, and turns every operation off.
@@ -170,13 +172,14 @@ type FileDiff struct {
 // repo is one work tree's shadow repository, locked for the caller.
 type repo struct {
 	s        *Store
+	t        *tree
 	worktree string
 	gitDir   string
 }
 
-func (s *Store) repoOf(worktree string) *repo {
+func (s *Store) repoOf(worktree string, t *tree) *repo {
 	sum := sha256.Sum256([]byte(worktree))
-	return &repo{s: s, worktree: worktree, gitDir: filepath.Join(s.dir, hex.EncodeToString(sum[:12]))}
+	return &repo{s: s, t: t, worktree: worktree, gitDir: filepath.Join(s.dir, hex.EncodeToString(sum[:12]))}
 }
 
 // tree returns a work tree's state, starting its first snapshot when it has none; nil when the
@@ -201,7 +204,7 @@ func (s *Store) tree(ctx context.Context, worktree string) *tree {
 		defer close(t.ready)
 		t.lock.Lock()
 		defer t.lock.Unlock()
-		r := s.repoOf(worktree)
+		r := s.repoOf(worktree, t)
 		_, statErr := os.Stat(filepath.Join(r.gitDir, "HEAD"))
 		err := r.init(first)
 		if err == nil {
@@ -258,7 +261,7 @@ func (s *Store) open(ctx context.Context, worktree string, wait time.Duration) (
 		t.lock.Unlock()
 		return nil, nil, false
 	}
-	return s.repoOf(worktree), t.lock.Unlock, true
+	return s.repoOf(worktree, t), t.lock.Unlock, true
 }
 
 // disable stops snapshotting a work tree and says why, once.
@@ -399,14 +402,35 @@ func (r *repo) track(ctx context.Context) (string, error) {
 }
 
 func (r *repo) trackWithin(ctx context.Context, timeout time.Duration) (string, error) {
-	if _, err := r.runWithin(ctx, timeout, nil, "add", "--all", "--", "."); err != nil {
+	// --verbose names every file added or removed: when it names none, the index still holds the
+	// last snapshot and writing the tree again is skipped.
+	if r.indexStamp() != r.t.stamp {
+		r.t.last = "" // another process (a second tandem on this data directory) changed the index
+	}
+	added, err := r.runWithin(ctx, timeout, nil, "add", "--all", "--verbose", "--", ".")
+	if err != nil {
+		r.t.last = ""
 		return "", r.fail(err)
+	}
+	if len(bytes.TrimSpace(added)) == 0 && r.t.last != "" {
+		r.t.stamp = r.indexStamp()
+		return r.t.last, nil
 	}
 	out, err := r.run(ctx, nil, "write-tree")
 	if err != nil {
+		r.t.last = ""
 		return "", r.fail(err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	r.t.last, r.t.stamp = strings.TrimSpace(string(out)), r.indexStamp()
+	return r.t.last, nil
+}
+
+func (r *repo) indexStamp() string {
+	info, err := os.Stat(filepath.Join(r.gitDir, "index"))
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprint(info.Size(), info.ModTime().UnixNano())
 }
 
 // Changed lists the files (absolute paths) that differ between two snapshots.
@@ -452,6 +476,7 @@ func (s *Store) Restore(ctx context.Context, worktree, hash string) error {
 	if err := r.exist(ctx, hash); err != nil {
 		return err
 	}
+	r.t.last = "" // the index changes below
 	if _, err := r.run(ctx, nil, "read-tree", hash); err != nil {
 		return r.fail(err)
 	}
@@ -478,6 +503,7 @@ func (s *Store) Revert(ctx context.Context, worktree, hash string, files []strin
 	if err := r.exist(ctx, hash); err != nil {
 		return err
 	}
+	r.t.last = "" // the index changes below
 	// Files are removed through an os.Root: a symbolic link swapped in never leads out of the work tree.
 	root, err := os.OpenRoot(r.worktree)
 	if err != nil {

@@ -93,6 +93,9 @@ func TestSnapshots(t *testing.T) {
 			}
 			s := newStore(t, nil)
 			before := track(t, s, dir)
+			if again := track(t, s, dir); again != before {
+				t.Fatalf("nothing changed, yet the snapshot did: %s → %s", before, again)
+			}
 
 			write(t, dir, "keep.txt", "one\n2\n")
 			write(t, dir, "new/file.txt", "hello\n")

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,14 +77,24 @@ func TestRevertRestoresTheFilesAnAgentWrote(t *testing.T) {
 				t.Fatalf("the agent did not write keep.txt: %q", got)
 			}
 			msgs := td.messages(t, sid)
+			// A step that writes has a snapshot on its step-start and step-finish, and a patch part
+			// from the first; a step that only talks takes none.
 			var patches []session.Part
 			for _, m := range msgs {
+				wrote := slices.ContainsFunc(m.Parts, func(p session.Part) bool { return p.Type == "tool" })
+				var start session.Part
 				for _, p := range m.Parts {
-					if (p.Type == "step-start" || p.Type == "step-finish") && p.Snapshot == "" {
-						t.Errorf("a %s part without a snapshot: %+v", p.Type, p)
+					if (p.Type == "step-start" || p.Type == "step-finish") && (p.Snapshot != "") != wrote {
+						t.Errorf("a %s part with snapshot %q in a step that wrote: %v", p.Type, p.Snapshot, wrote)
+					}
+					if p.Type == "step-start" {
+						start = p
 					}
 					if p.Type == "patch" {
 						patches = append(patches, p)
+						if p.Hash != start.Snapshot {
+							t.Errorf("the patch's hash %s is not its step-start's snapshot %s", p.Hash, start.Snapshot)
+						}
 					}
 				}
 			}
