@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"tandem/mcp"
-	"tandem/testenv"
 )
 
 // keysOf lists the keys of a request's decisions, in order.
@@ -108,17 +105,8 @@ func TestDecisionListsFollowWhatIsAsked(t *testing.T) {
 // TestAnMCPToolOffersEveryDecision: a downstream MCP tool's request offers the lasting answers for
 // the whole tool.
 func TestAnMCPToolOffersEveryDecision(t *testing.T) {
-	entry := testenv.ServerEverything(t)
-	cfg, _ := json.Marshal(map[string]any{"mcp": map[string]any{
-		"everything": map[string]any{"type": "local", "command": []string{"node", entry, "stdio"}},
-	}})
-	td := startTandem(t, setup{config: string(cfg)})
+	td := startWithEverything(t)
 	events := td.subscribe(t)
-	testenv.Eventually(t, "server-everything connected", func() bool {
-		var status map[string]mcp.Status
-		td.call(t, http.MethodGet, "/mcp", "", http.StatusOK, &status)
-		return status["everything"].Status == "connected"
-	})
 	sid := td.newSession(t)
 	td.promptAsync(t, sid, `mcp: everything echo {"message":"hi"}`)
 	asked := events.waitFor(t, "permission.asked", ofType("permission.asked", sid)).permission()

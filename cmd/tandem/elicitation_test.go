@@ -16,23 +16,31 @@ import (
 	"tandem/testenv"
 )
 
-// TestTheAgentCallsServerEverythingAndItsFormIsAnsweredOverREST drives the whole elicitation path
-// the way a person does: the demo model calls server-everything's trigger-elicitation-request, the
-// tool is approved over REST, the form waits at GET /mcp/elicitation, an invalid answer is refused
-// and leaves it pending, and a valid one completes the tool with the answer in its result.
-func TestTheAgentCallsServerEverythingAndItsFormIsAnsweredOverREST(t *testing.T) {
+// startWithEverything starts tandem with the reference MCP server (server-everything) configured as
+// "everything", and waits until it is connected.
+func startWithEverything(t *testing.T) *tandem {
+	t.Helper()
 	entry := testenv.ServerEverything(t)
 	cfg, _ := json.Marshal(map[string]any{"mcp": map[string]any{
 		"everything": map[string]any{"type": "local", "command": []string{"node", entry, "stdio"}},
 	}})
 	td := startTandem(t, setup{config: string(cfg)})
-	events := td.subscribe(t)
-
 	testenv.Eventually(t, "server-everything connected", func() bool {
 		var status map[string]mcp.Status
 		td.call(t, http.MethodGet, "/mcp", "", http.StatusOK, &status)
 		return status["everything"].Status == "connected"
 	})
+	return td
+}
+
+// TestTheAgentCallsServerEverythingAndItsFormIsAnsweredOverREST drives the whole elicitation path
+// the way a person does: the demo model calls server-everything's trigger-elicitation-request, the
+// tool is approved over REST, the form waits at GET /mcp/elicitation, an invalid answer is refused
+// and leaves it pending, and a valid one completes the tool with the answer in its result.
+func TestTheAgentCallsServerEverythingAndItsFormIsAnsweredOverREST(t *testing.T) {
+	td := startWithEverything(t)
+	events := td.subscribe(t)
+
 	sid := td.newSession(t)
 	td.promptAsync(t, sid, "mcp: everything trigger-elicitation-request {}")
 
@@ -92,18 +100,9 @@ type toolOutcome struct{ status, output string }
 // form during a turn started over MCP, the MCP client that started the turn is asked it (on both
 // protocol generations), and its answer completes the downstream tool.
 func TestMCPClientsAreAskedWhatTandemsOwnMCPServersAsk(t *testing.T) {
-	entry := testenv.ServerEverything(t)
-	cfg, _ := json.Marshal(map[string]any{"mcp": map[string]any{
-		"everything": map[string]any{"type": "local", "command": []string{"node", entry, "stdio"}},
-	}})
 	for _, proto := range mcpVersions {
 		t.Run("over "+proto, func(t *testing.T) {
-			td := startTandem(t, setup{config: string(cfg)})
-			testenv.Eventually(t, "server-everything connected", func() bool {
-				var status map[string]mcp.Status
-				td.call(t, http.MethodGet, "/mcp", "", http.StatusOK, &status)
-				return status["everything"].Status == "connected"
-			})
+			td := startWithEverything(t)
 			var forms []string
 			var mu sync.Mutex
 			cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &sdk.ClientOptions{
