@@ -391,7 +391,7 @@ func (s *session) pump() {
 	var dec textDecoder
 	buf := make([]byte, readChunk)
 	for {
-		n, err := s.tty.Read(buf)
+		n, err := s.readBatch(buf)
 		if n > 0 {
 			s.emit(dec.decode(buf[:n]))
 		}

@@ -15,3 +15,6 @@ func pollable(master *os.File) (*os.File, error) {
 
 // setSize cannot resize a terminal this platform cannot start.
 func (s *session) setSize(Size) error { return errors.ErrUnsupported }
+
+// readBatch is a plain read where no terminal can start.
+func (s *session) readBatch(buf []byte) (int, error) { return s.tty.Read(buf) }

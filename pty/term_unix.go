@@ -3,6 +3,7 @@
 package pty
 
 import (
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -48,4 +49,41 @@ func (s *session) setSize(sz Size) error {
 		return err
 	}
 	return ioErr
+}
+
+// readBatch fills buf with what the terminal has ready: it waits (through the poller) only for the
+// first bytes, then keeps reading without waiting until buf is full or nothing more is ready. The
+// kernel hands out at most a few KiB per read(2), so one batch saves a scrollback write, a lock and a
+// wakeup of every viewer per extra read, and viewers get fewer, larger chunks.
+func (s *session) readBatch(buf []byte) (int, error) {
+	rc, err := s.tty.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var readErr error
+	err = rc.Read(func(fd uintptr) bool {
+		for n < len(buf) {
+			m, err := unix.Read(int(fd), buf[n:])
+			switch {
+			case m > 0:
+				n += m
+			case err == unix.EINTR:
+			case err == unix.EAGAIN:
+				return n > 0 // nothing more ready: deliver what there is, or wait for some
+			case err == nil:
+				readErr = io.EOF
+				return true
+			default:
+				readErr = err
+				return true
+			}
+		}
+		return true
+	})
+	if err != nil {
+		// The poller fails a read only when the terminal is closed (reads have no deadline).
+		return n, os.ErrClosed
+	}
+	return n, readErr
 }
