@@ -120,7 +120,13 @@ func (s *Service) runShell(ctx context.Context, ag Agent, sessionID string, t *t
 		Time: MessageTime{Created: s.nowMS()},
 	}
 	var touched Session
+	var dropped removed
 	err = s.db.Tx(keep, func(q store.Tx) error {
+		// A command after a revert makes it permanent, as a prompt does.
+		var err error
+		if dropped, err = commitRevert(keep, q, sid); err != nil {
+			return err
+		}
 		if err := putMessage(keep, q, user); err != nil {
 			return err
 		}
@@ -130,12 +136,15 @@ func (s *Service) runShell(ctx context.Context, ag Agent, sessionID string, t *t
 		if err := putMessage(keep, q, *msg); err != nil {
 			return err
 		}
-		var err error
-		touched, err = s.change(keep, q, sid, func(*Session) {})
+		touched, err = s.change(keep, q, sid, func(x *Session) { x.Revert = nil })
 		return err
 	})
 	if err != nil {
 		return s.failTurn(ctx, dir, nil, nil, saveFailed(err), user)
+	}
+	if len(dropped.messages)+len(dropped.parts) > 0 {
+		s.histories.drop(sid)
+		s.announceRemoved(dir, sid, dropped)
 	}
 	s.publishMessage(dir, user)
 	s.publishPart(dir, notePart)

@@ -356,3 +356,37 @@ func TestRevertWorksAfterARestart(t *testing.T) {
 		t.Fatalf("kept.txt after unrevert across a restart: %q", got)
 	}
 }
+
+// TestAShellCommandAfterARevertMakesItPermanent: `!cmd` after /undo drops the reverted turn and
+// clears the revert, as a prompt does (OpenCode's shell cleans up the revert too).
+func TestAShellCommandAfterARevertMakesItPermanent(t *testing.T) {
+	td := startTandem(t, setup{config: `{"permission": {"edit": "allow"}}`})
+	sid := td.newSession(t)
+	td.prompt(t, sid, "write: kept.txt\nK\n")
+	before := len(td.messages(t, sid))
+	td.prompt(t, sid, "write: undone.txt\nU\n")
+	second := td.messages(t, sid)[before].Info.ID
+	var reverted session.Session
+	td.call(t, http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+second+`"}`, http.StatusOK, &reverted)
+	if reverted.Revert == nil {
+		t.Fatal("no revert recorded")
+	}
+	td.call(t, http.MethodPost, "/session/"+sid+"/shell", `{"agent":"build","command":"echo after-undo"}`, http.StatusOK, nil)
+	var after session.Session
+	td.call(t, http.MethodGet, "/session/"+sid, "", http.StatusOK, &after)
+	if after.Revert != nil {
+		t.Fatalf("the revert is still pending after a shell command: %+v", after.Revert)
+	}
+	msgs := td.messages(t, sid)
+	for _, m := range msgs {
+		if m.Info.ID == second {
+			t.Fatal("the reverted turn is still stored")
+		}
+	}
+	if len(msgs) != before+2 { // the kept turn, then the shell command's two messages
+		t.Fatalf("%d messages after the shell command, want %d", len(msgs), before+2)
+	}
+	if _, ok := readFile(t, filepath.Join(td.project, "undone.txt")); ok {
+		t.Fatal("the reverted file came back")
+	}
+}
