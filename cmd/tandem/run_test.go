@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/creack/pty"
+
 	"tandem/session"
 )
 
@@ -118,4 +120,49 @@ func TestRunUsesTheLocalServerOrTheOneAttached(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 	})
+}
+
+// TestRunAsksOnATerminal runs `tandem run` on a real pseudo-terminal, as a person at a shell would:
+// the approval is asked there, and "y" runs the command once.
+func TestRunAsksOnATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	bin := builtBinary(t)
+	home, dir := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "run: touch asked-on-the-terminal")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+home, "XDG_DATA_HOME="+home, "XDG_CONFIG_HOME="+home, "TANDEM_SERVER_PASSWORD=", "TERM=dumb")
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	var screen bytes.Buffer
+	buf := make([]byte, 4096)
+	answered := false
+	for {
+		n, err := tty.Read(buf)
+		screen.Write(buf[:n])
+		if !answered && strings.Contains(screen.String(), "[y]es once") {
+			if _, err := tty.Write([]byte("y\n")); err != nil {
+				t.Fatal(err)
+			}
+			answered = true
+		}
+		if err != nil {
+			break // the program ended (EIO on Linux once the terminal's other side closes)
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("tandem run: %v\n%s", err, screen.String())
+	}
+	if !answered {
+		t.Fatalf("the approval was never asked:\n%s", screen.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "asked-on-the-terminal")); err != nil {
+		t.Fatalf("the command allowed on the terminal did not run: %v\n%s", err, screen.String())
+	}
 }
