@@ -19,17 +19,35 @@ import (
 
 // Client calls one tandem server.
 type Client struct {
-	base     string // no trailing slash
-	user     string
-	password string
-	hc       *http.Client
+	base string       // no trailing slash
+	hc   *http.Client // adds the credentials
 }
 
 // New returns a client of the server at base (http://host:port) with Basic credentials; an empty
 // password sends none.
 func New(base, user, password string) *Client {
-	return &Client{base: strings.TrimSuffix(base, "/"), user: user, password: password, hc: &http.Client{}}
+	return &Client{base: strings.TrimSuffix(base, "/"),
+		hc: &http.Client{Transport: credentials{user: user, password: password, next: http.DefaultTransport}}}
 }
+
+// credentials adds the Basic credentials to every request.
+type credentials struct {
+	user, password string
+	next           http.RoundTripper
+}
+
+func (b credentials) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.password == "" {
+		return b.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.SetBasicAuth(b.user, b.password)
+	return b.next.RoundTrip(r)
+}
+
+// HTTPClient sends this client's credentials with every request, for what the server speaks
+// besides its REST API (MCP over Streamable HTTP at /mcp-server).
+func (c *Client) HTTPClient() *http.Client { return c.hc }
 
 // URL is the server's base URL.
 func (c *Client) URL() string { return c.base }
@@ -52,9 +70,6 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body io.Re
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return nil, err
-	}
-	if c.password != "" {
-		req.SetBasicAuth(c.user, c.password)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

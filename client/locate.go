@@ -70,6 +70,3 @@ func sameServer(stateURL string, u *url.URL) bool {
 	s, err := url.Parse(stateURL)
 	return err == nil && s.Scheme == u.Scheme && s.Host == u.Host
 }
-
-// Credentials are the user name and password the client sends.
-func (c *Client) Credentials() (user, password string) { return c.user, c.password }

@@ -213,9 +213,9 @@ func (s *Server) start(ctx context.Context, req *mcp.CallToolRequest, in StartIn
 	if strings.TrimSpace(in.Prompt) == "" {
 		return nil, Result{}, errors.New("prompt: required")
 	}
-	model, err := parseModel(in.Model)
+	model, err := session.ParseModel(in.Model)
 	if err != nil {
-		return nil, Result{}, err
+		return nil, Result{}, fmt.Errorf("model: %w", err)
 	}
 	sid, err := s.create(ctx, req, in.Cwd, in.Agent, model, in.Permission)
 	if err != nil {
@@ -278,17 +278,6 @@ func (s *Server) sessions(ctx context.Context, _ *mcp.CallToolRequest, in Sessio
 			Status: st, Client: client, Updated: ss.Time.Updated})
 	}
 	return nil, out, nil
-}
-
-func parseModel(s string) (*session.MessageModel, error) {
-	if s == "" {
-		return nil, nil
-	}
-	prov, model, ok := strings.Cut(s, "/")
-	if !ok || prov == "" || model == "" {
-		return nil, fmt.Errorf("model: expected provider/model, got %q", s)
-	}
-	return &session.MessageModel{ProviderID: prov, ModelID: model}, nil
 }
 
 // create makes an ordinary tandem session tagged with the MCP client's name.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tandem/errs"
+	"tandem/provider"
 	"tandem/store"
 	"tandem/testenv"
 )
@@ -20,6 +21,21 @@ func fullHistory(t *testing.T, s *Service, sessionID, upTo string) any {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// keptHistory is the history of the session's last prompt read as a turn reads it, from what was
+// kept; it fails the test unless that equals the history read from every message.
+func keptHistory(t *testing.T, s *Service, sessionID string) []provider.Message {
+	t.Helper()
+	upTo := lastUser(t, s, sessionID)
+	kept, err := s.history(context.Background(), sessionID, upTo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full := fullHistory(t, s, sessionID, upTo); !reflect.DeepEqual(kept, full) {
+		t.Fatalf("kept history\n%+v\nread from every message\n%+v", kept, full)
+	}
+	return kept
 }
 
 func lastUser(t *testing.T, s *Service, sessionID string) string {
@@ -87,14 +103,7 @@ func TestTheKeptHistoryIsTheHistoryReadFromEveryMessage(t *testing.T) {
 		if _, err := s.Prompt(ctx, sess.ID, text("last")); err != nil {
 			t.Fatal(err)
 		}
-		upTo := lastUser(t, s, sess.ID)
-		kept, err := s.history(ctx, sess.ID, upTo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if full := fullHistory(t, s, sess.ID, upTo); !reflect.DeepEqual(kept, full) {
-			t.Fatalf("kept history\n%+v\nread from every message\n%+v", kept, full)
-		}
+		keptHistory(t, s, sess.ID)
 	})
 	t.Run("after a message appeared among those already read", func(t *testing.T) {
 		s, db, dir := newService(t)
@@ -120,16 +129,7 @@ func TestTheKeptHistoryIsTheHistoryReadFromEveryMessage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		upTo := lastUser(t, s, sess.ID)
-
-		kept, err := s.history(ctx, sess.ID, upTo)
-
-		if err != nil {
-			t.Fatal(err)
-		}
-		if full := fullHistory(t, s, sess.ID, upTo); !reflect.DeepEqual(kept, full) {
-			t.Fatalf("kept history\n%+v\nread from every message\n%+v", kept, full)
-		}
+		kept := keptHistory(t, s, sess.ID)
 		if b, _ := json.Marshal(kept); !json.Valid(b) || len(kept) == 0 || kept[0].Text != early {
 			t.Fatalf("the inserted message is not first: %+v", kept)
 		}
@@ -296,16 +296,7 @@ func TestEditingTheHistoryIsSeenByTheNextTurn(t *testing.T) {
 	if _, err := s.Prompt(ctx, sess.ID, text("the fourth prompt")); err != nil {
 		t.Fatal(err)
 	}
-	upTo := lastUser(t, s, sess.ID)
-
-	kept, err := s.history(ctx, sess.ID, upTo)
-
-	if err != nil {
-		t.Fatal(err)
-	}
-	if full := fullHistory(t, s, sess.ID, upTo); !reflect.DeepEqual(kept, full) {
-		t.Fatalf("kept history\n%+v\nread from every message\n%+v", kept, full)
-	}
+	kept := keptHistory(t, s, sess.ID)
 	if kept[0].Text != edited {
 		t.Fatalf("the first message of the history is %q, want the edited text", kept[0].Text)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"tandem/config"
+	"tandem/errs"
 	"tandem/permission"
 )
 
@@ -167,6 +169,18 @@ type MessageModel struct {
 	ProviderID string `json:"providerID"`
 	ModelID    string `json:"modelID"`
 	Variant    string `json:"variant,omitempty"`
+}
+
+// ParseModel reads a "provider/model" choice for a prompt; "" chooses nothing (the session's model).
+func ParseModel(s string) (*MessageModel, error) {
+	if s == "" {
+		return nil, nil
+	}
+	prov, model, ok := config.SplitModel(s)
+	if !ok {
+		return nil, errs.E(errs.Invalid, "expected provider/model, got %q", s)
+	}
+	return &MessageModel{ProviderID: prov, ModelID: model}, nil
 }
 
 // MessageSummary lists the files a user message's turn changed. On an assistant message it is only

@@ -49,9 +49,7 @@ func newMCPCommand() *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("--attach: %w", err)
 				}
-				user, password := server.Credentials()
-				remote := &mcp.StreamableClientTransport{Endpoint: server.URL() + "/mcp-server", MaxRetries: -1,
-					HTTPClient: &http.Client{Transport: basicAuth{user: user, password: password, next: http.DefaultTransport}}}
+				remote := &mcp.StreamableClientTransport{Endpoint: server.URL() + "/mcp-server", MaxRetries: -1, HTTPClient: server.HTTPClient()}
 				return relayMCP(cmd.Context(), &mcp.StdioTransport{}, remote)
 			}
 			// stdout carries the protocol: logs go to the log file, or stderr with --print-logs.

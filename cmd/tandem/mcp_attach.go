@@ -4,27 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// basicAuth adds the server's credentials to every request of the relay.
-type basicAuth struct {
-	user, password string
-	next           http.RoundTripper
-}
-
-func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
-	if b.password == "" {
-		return b.next.RoundTrip(r)
-	}
-	r = r.Clone(r.Context())
-	r.SetBasicAuth(b.user, b.password)
-	return b.next.RoundTrip(r)
-}
 
 // relayMCP passes MCP messages both ways between a local transport (stdio) and a remote one (the
 // server's Streamable HTTP endpoint) until either side ends. It relays at the JSON-RPC level, so

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	tandemclient "tandem/client"
 	"tandem/mcpserver"
 	"tandem/session"
 	"tandem/testenv"
@@ -35,7 +36,7 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 		}
 	})
 	t.Run("with credentials a task runs through an approval", func(t *testing.T) {
-		hc := &http.Client{Transport: basicAuth{user: testUser, password: testPassword, next: http.DefaultTransport}}
+		hc := tandemclient.New(td.base, testUser, testPassword).HTTPClient()
 		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: td.base + "/mcp-server", HTTPClient: hc}, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -67,9 +67,9 @@ func newRunCommand() *cobra.Command {
 			if f.approve != approveAsk && f.approve != approveDeny && f.approve != approveAll {
 				return fmt.Errorf("--approve: expected ask, deny or all, got %q", f.approve)
 			}
-			model, err := parseRunModel(f.model)
+			model, err := session.ParseModel(f.model)
 			if err != nil {
-				return err
+				return fmt.Errorf("--model: %w", err)
 			}
 			cmd.SilenceUsage = true
 			c, stop, err := f.connect(cmd)
@@ -107,17 +107,6 @@ func isTerminal(f *os.File) bool {
 
 // errTurnFailed makes the exit status 1 after the turn's own error was printed.
 var errTurnFailed = errors.New("the turn ended with an error")
-
-func parseRunModel(s string) (*session.MessageModel, error) {
-	if s == "" {
-		return nil, nil
-	}
-	prov, model, ok := strings.Cut(s, "/")
-	if !ok || prov == "" || model == "" {
-		return nil, fmt.Errorf("--model: expected provider/model, got %q", s)
-	}
-	return &session.MessageModel{ProviderID: prov, ModelID: model}, nil
-}
 
 // connect reaches the server: the one --attach names; else the local `tandem serve` when one is
 // running (so the session is in its list, and two servers never share one database); else one
