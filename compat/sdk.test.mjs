@@ -539,7 +539,16 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
     assert.ok(events.length > 50, `only ${events.length} events were seen`);
   });
 
-  test('/global/event carries the same events in OpenCode\'s envelope, tagged with the directory', () => {
+  test('/global/event carries the same events in OpenCode\'s envelope, tagged with the directory', async () => {
+    // The two streams are read independently, so the last events seen on /event may still be on
+    // their way down /global/event; wait (bounded) for them before comparing.
+    const ids = (list) => list.filter((e) => e.type !== 'server.connected' && e.type !== 'server.heartbeat').map((e) => e.id);
+    const wanted = ids(events);
+    const missingOnGlobal = () => {
+      const seen = new Set(globalEvents.map((e) => e.payload?.id));
+      return wanted.filter((id) => !seen.has(id));
+    };
+    await waitFor('/global/event to catch up with /event', () => missingOnGlobal().length === 0, 5000).catch(() => {});
     const envelope = opencode.paths['/global/event'].get.responses['200'].content['text/event-stream'].schema;
     const problems = [];
     for (const e of globalEvents) {
@@ -553,9 +562,7 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
     const scoped = globalEvents.filter((e) => e.payload.type !== 'server.connected' && e.payload.type !== 'server.heartbeat');
     assert.ok(scoped.length > 50, `only ${scoped.length} events on /global/event`);
     assert.deepEqual([...new Set(scoped.map((e) => e.directory))], [server.project]);
-    const ids = (list) => list.filter((e) => e.type !== 'server.connected' && e.type !== 'server.heartbeat').map((e) => e.id);
-    const globalIDs = new Set(scoped.map((e) => e.payload.id));
-    assert.deepEqual(ids(events).filter((id) => !globalIDs.has(id)), [], 'every /event event also went out on /global/event');
+    assert.deepEqual(missingOnGlobal(), [], 'every /event event also went out on /global/event');
   });
 });
 
