@@ -55,6 +55,14 @@ type Shares interface {
 	DeleteShare(ctx context.Context, sessionID string) error
 }
 
+// Push stores the Web Push VAPID key and the browsers subscribed to it.
+type Push interface {
+	VAPIDKey(ctx context.Context, key []byte, created int64) ([]byte, error)
+	PutPushSubscription(ctx context.Context, p PushSubscription) error
+	DeletePushSubscription(ctx context.Context, endpoint string) error
+	PushSubscriptions(ctx context.Context) ([]PushSubscription, error)
+}
+
 // Tx is every aggregate's queries, run inside one transaction (or, outside Store.Tx, on their own).
 type Tx interface {
 	Sessions
@@ -62,6 +70,7 @@ type Tx interface {
 	Grants
 	Pending
 	Shares
+	Push
 }
 
 // Store is a tandem backend: the aggregates' queries plus transactions that span them.

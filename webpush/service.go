@@ -1,0 +1,291 @@
+package webpush
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"tandem/errs"
+	"tandem/store"
+)
+
+// DefaultTokenTTL is how long a notification's action buttons work. After that a tap opens the
+// request in the web UI instead, where the person signs in as usual.
+const DefaultTokenTTL = 15 * time.Minute
+
+// Options configure a Service.
+type Options struct {
+	DB     store.Push
+	Logger *slog.Logger
+	// Client posts to push services; nil is a client with a 30-second timeout.
+	Client *http.Client
+	// Subject is the contact in the VAPID signature (default DefaultSubject).
+	Subject  string
+	TokenTTL time.Duration
+	Now      func() time.Time
+}
+
+// Service holds the VAPID identity, the subscriptions and the action tokens, and sends pushes.
+type Service struct {
+	db    store.Push
+	log   *slog.Logger
+	hc    *http.Client
+	vapid *VAPID
+	ttl   time.Duration
+	now   func() time.Time
+
+	mu     sync.Mutex
+	tokens map[[32]byte]grant // by the token's SHA-256: the tokens themselves are never kept
+}
+
+// grant is what an action token answers.
+type grant struct {
+	requestID string
+	decision  string
+	expires   time.Time
+}
+
+// Open loads the server's VAPID key, generating and storing it on the first start.
+func Open(ctx context.Context, o Options) (*Service, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{Timeout: 30 * time.Second}
+	}
+	if o.TokenTTL <= 0 {
+		o.TokenTTL = DefaultTokenTTL
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	fresh, err := GenerateVAPID()
+	if err != nil {
+		return nil, err
+	}
+	der, err := fresh.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	stored, err := o.DB.VAPIDKey(ctx, der, o.Now().UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	v, err := ParseVAPID(stored)
+	if err != nil {
+		return nil, err
+	}
+	if o.Subject != "" {
+		v.Subject = o.Subject
+	}
+	return &Service{db: o.DB, log: o.Logger, hc: o.Client, vapid: v, ttl: o.TokenTTL, now: o.Now, tokens: map[[32]byte]grant{}}, nil
+}
+
+// PublicKey is the applicationServerKey browsers subscribe with.
+func (s *Service) PublicKey() string { return s.vapid.PublicKey() }
+
+// Subscribe stores a browser's subscription (again: a renewed one replaces its keys).
+func (s *Service) Subscribe(ctx context.Context, sub Subscription, userAgent string) error {
+	u, err := url.Parse(sub.Endpoint)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return errs.E(errs.Invalid, "endpoint: not an http(s) URL")
+	}
+	if _, _, err := sub.Keys.parse(); err != nil {
+		return errs.E(errs.Invalid, "%v", err)
+	}
+	return s.db.PutPushSubscription(ctx, store.PushSubscription{
+		Endpoint: sub.Endpoint, P256dh: sub.Keys.P256dh, Auth: sub.Keys.Auth, UserAgent: userAgent, Created: s.now().UnixMilli(),
+	})
+}
+
+// Unsubscribe forgets a subscription.
+func (s *Service) Unsubscribe(ctx context.Context, endpoint string) error {
+	err := s.db.DeletePushSubscription(ctx, endpoint)
+	if errors.Is(err, store.ErrNotFound) {
+		return errs.E(errs.NotFound, "Push subscription not found: %s", endpoint)
+	}
+	return err
+}
+
+// Subscriber is a stored subscription as GET /push/subscription lists it.
+type Subscriber struct {
+	Endpoint  string `json:"endpoint"`
+	UserAgent string `json:"userAgent"`
+	Time      struct {
+		Created int64 `json:"created"`
+	} `json:"time"`
+}
+
+// Subscribers lists the subscriptions, oldest first, without their keys.
+func (s *Service) Subscribers(ctx context.Context) ([]Subscriber, error) {
+	rows, err := s.db.PushSubscriptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Subscriber, 0, len(rows))
+	for _, r := range rows {
+		sub := Subscriber{Endpoint: r.Endpoint, UserAgent: r.UserAgent}
+		sub.Time.Created = r.Created
+		out = append(out, sub)
+	}
+	return out, nil
+}
+
+// Action is a button on a notification: the decision it sends and the token it sends it with.
+type Action struct {
+	Action   string `json:"action"` // the button's ID in the notification ("approve", "reject")
+	Title    string `json:"title"`
+	Decision string `json:"decision"` // the reply key it answers with
+	Token    string `json:"token"`
+}
+
+// Notice is what a notification says about a pending request.
+type Notice struct {
+	Kind      string // permission, question, elicitation
+	RequestID string
+	SessionID string
+	Title     string
+	Body      string
+	// Buttons maps each button ID to its title and decision key; each gets its own token.
+	Buttons []Button
+}
+
+// Button is an action a Notice offers.
+type Button struct {
+	Action, Title, Decision string
+}
+
+// payload is the JSON the service worker receives.
+type payload struct {
+	Type      string   `json:"type"` // asked or resolved
+	Kind      string   `json:"kind,omitempty"`
+	RequestID string   `json:"requestID"`
+	SessionID string   `json:"sessionID,omitempty"`
+	Title     string   `json:"title"`
+	Body      string   `json:"body"`
+	URL       string   `json:"url"` // the UI's deep link to the request's dialog
+	Actions   []Action `json:"actions,omitempty"`
+	Expires   int64    `json:"expires,omitempty"` // when the actions stop working (epoch ms)
+}
+
+// DeepLink is the web UI's address of a request's dialog, relative to the server's origin.
+func DeepLink(requestID string) string { return "/#/pending/" + url.PathEscape(requestID) }
+
+// Asked notifies every subscriber of a pending request, with a fresh token per button and
+// subscriber. It returns how many pushes were accepted; subscriptions the push service reports
+// gone are forgotten.
+func (s *Service) Asked(ctx context.Context, n Notice) (int, error) {
+	expires := s.now().Add(s.ttl)
+	return s.broadcast(ctx, n.RequestID, func() payload {
+		p := payload{Type: "asked", Kind: n.Kind, RequestID: n.RequestID, SessionID: n.SessionID,
+			Title: clip(n.Title, 120), Body: clip(n.Body, 600), URL: DeepLink(n.RequestID), Expires: expires.UnixMilli()}
+		for _, b := range n.Buttons {
+			p.Actions = append(p.Actions, Action{Action: b.Action, Title: b.Title, Decision: b.Decision, Token: s.issue(n.RequestID, b.Decision, expires)})
+		}
+		return p
+	})
+}
+
+// Resolved replaces a request's notification with how it ended (title, body) and voids its tokens.
+func (s *Service) Resolved(ctx context.Context, requestID, title, body string) (int, error) {
+	s.revoke(requestID)
+	return s.broadcast(ctx, requestID, func() payload {
+		return payload{Type: "resolved", RequestID: requestID, Title: clip(title, 120), Body: clip(body, 600), URL: DeepLink(requestID)}
+	})
+}
+
+func (s *Service) broadcast(ctx context.Context, requestID string, build func() payload) (int, error) {
+	subs, err := s.db.PushSubscriptions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	sent := 0
+	var failed []error
+	for _, sub := range subs {
+		body, err := json.Marshal(build())
+		if err != nil {
+			return sent, err
+		}
+		err = Send(ctx, s.hc, s.vapid, Subscription{Endpoint: sub.Endpoint, Keys: Keys{P256dh: sub.P256dh, Auth: sub.Auth}},
+			Message{Payload: body, TTL: s.ttl, Urgency: "high", Topic: topic(requestID)})
+		switch {
+		case err == nil:
+			sent++
+		case errors.Is(err, ErrGone):
+			s.log.Info("push subscription gone; forgetting it", "endpoint", sub.Endpoint)
+			if derr := s.db.DeletePushSubscription(ctx, sub.Endpoint); derr != nil && !errors.Is(derr, store.ErrNotFound) {
+				failed = append(failed, derr)
+			}
+		default:
+			failed = append(failed, fmt.Errorf("%s: %w", sub.Endpoint, err))
+		}
+	}
+	return sent, errors.Join(failed...)
+}
+
+// topic is the Topic header of a request's pushes (at most 32 base64url characters, RFC 8030
+// §5.4): an undelivered "asked" is replaced by its "resolved".
+func topic(requestID string) string {
+	sum := sha256.Sum256([]byte(requestID))
+	return b64.EncodeToString(sum[:])[:32]
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// issue makes a single-use token that answers requestID with decision until expires.
+func (s *Service) issue(requestID, decision string, expires time.Time) string {
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw) // crypto/rand.Read never fails
+	token := b64.EncodeToString(raw)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for h, g := range s.tokens {
+		if now.After(g.expires) {
+			delete(s.tokens, h)
+		}
+	}
+	s.tokens[sha256.Sum256([]byte(token))] = grant{requestID: requestID, decision: decision, expires: expires}
+	return token
+}
+
+// revoke voids every token of a request.
+func (s *Service) revoke(requestID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for h, g := range s.tokens {
+		if g.requestID == requestID {
+			delete(s.tokens, h)
+		}
+	}
+}
+
+// Redeem spends an action token: it returns the request and decision the token was issued for,
+// once. Every other token of that request is voided with it (one tap answers; the other buttons,
+// and the same buttons on the person's other devices, stop working).
+func (s *Service) Redeem(token string) (requestID, decision string, err error) {
+	h := sha256.Sum256([]byte(token))
+	s.mu.Lock()
+	g, ok := s.tokens[h]
+	delete(s.tokens, h)
+	s.mu.Unlock()
+	if !ok || s.now().After(g.expires) {
+		return "", "", errs.Named(errs.Forbidden, "ActionTokenError", "this notification's action has expired or was already used: open the request in tandem to answer it")
+	}
+	s.revoke(g.requestID)
+	return g.requestID, g.decision, nil
+}

@@ -1,0 +1,199 @@
+package webpush_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"tandem/errs"
+	"tandem/store"
+	"tandem/webpush"
+	"tandem/webpush/webpushtest"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func openDB(t *testing.T, path string) *store.DB {
+	t.Helper()
+	db, err := store.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return db
+}
+
+type received struct {
+	Type      string           `json:"type"`
+	Kind      string           `json:"kind"`
+	RequestID string           `json:"requestID"`
+	Title     string           `json:"title"`
+	Body      string           `json:"body"`
+	URL       string           `json:"url"`
+	Actions   []webpush.Action `json:"actions"`
+}
+
+func decode(t *testing.T, p webpushtest.Push) received {
+	t.Helper()
+	var r received
+	if err := json.Unmarshal(p.Plaintext, &r); err != nil {
+		t.Fatalf("push is not JSON: %v: %s", err, p.Plaintext)
+	}
+	return r
+}
+
+func TestService(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "tandem.db")
+	db := openDB(t, dbPath)
+	clk := &clock{t: time.Now()}
+	svc, err := webpush.Open(t.Context(), webpush.Options{DB: db, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := webpushtest.New(t)
+	phone := push.Subscribe(t, svc.PublicKey())
+	laptop := push.Subscribe(t, svc.PublicKey())
+	for _, sub := range []webpush.Subscription{phone, laptop} {
+		if err := svc.Subscribe(t.Context(), sub, "test browser"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notice := webpush.Notice{Kind: "permission", RequestID: "per_test1", SessionID: "ses_1", Title: "bash: git push origin main", Body: "Session “deploy”",
+		Buttons: []webpush.Button{{Action: "approve", Title: "Approve", Decision: "once"}, {Action: "reject", Title: "Reject", Decision: "reject"}}}
+
+	t.Run("the VAPID key is generated once and kept across restarts", func(t *testing.T) {
+		again, err := webpush.Open(t.Context(), webpush.Options{DB: db})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.PublicKey() != svc.PublicKey() {
+			t.Error("a second start made a new key")
+		}
+	})
+
+	var pushes []received
+	t.Run("every subscriber gets the request encrypted to its own keys, with its own tokens", func(t *testing.T) {
+		n, err := svc.Asked(t.Context(), notice)
+		if err != nil || n != 2 {
+			t.Fatalf("Asked = %d, %v", n, err)
+		}
+		seen := map[string]bool{}
+		for range 2 {
+			p := push.Next(t, 5*time.Second)
+			seen[p.Endpoint] = true
+			if p.Header.Get("Urgency") != "high" || len(p.Header.Get("Topic")) != 32 {
+				t.Errorf("headers: Urgency %q Topic %q", p.Header.Get("Urgency"), p.Header.Get("Topic"))
+			}
+			pushes = append(pushes, decode(t, p))
+		}
+		if !seen[phone.Endpoint] || !seen[laptop.Endpoint] {
+			t.Errorf("delivered to %v", seen)
+		}
+		for _, r := range pushes {
+			if r.Type != "asked" || r.RequestID != "per_test1" || r.Title != notice.Title || r.URL != "/#/pending/per_test1" || len(r.Actions) != 2 {
+				t.Fatalf("payload %+v", r)
+			}
+			if r.Actions[0].Decision != "once" || r.Actions[1].Decision != "reject" || r.Actions[0].Token == "" {
+				t.Errorf("actions %+v", r.Actions)
+			}
+		}
+		if pushes[0].Actions[0].Token == pushes[1].Actions[0].Token {
+			t.Error("two devices got the same token")
+		}
+	})
+
+	t.Run("a token answers its request with its decision, once", func(t *testing.T) {
+		req, decision, err := svc.Redeem(pushes[0].Actions[0].Token)
+		if err != nil || req != "per_test1" || decision != "once" {
+			t.Fatalf("Redeem = %q %q %v", req, decision, err)
+		}
+		if _, _, err := svc.Redeem(pushes[0].Actions[0].Token); !errs.Is(err, errs.Forbidden) {
+			t.Errorf("second use: %v, want Forbidden", err)
+		}
+	})
+	t.Run("once a request is answered by one token its other tokens are void, on every device", func(t *testing.T) {
+		for _, tok := range []string{pushes[0].Actions[1].Token, pushes[1].Actions[0].Token, pushes[1].Actions[1].Token} {
+			if _, _, err := svc.Redeem(tok); !errs.Is(err, errs.Forbidden) {
+				t.Errorf("sibling token: %v, want Forbidden", err)
+			}
+		}
+	})
+	t.Run("a token that was never issued is refused", func(t *testing.T) {
+		if _, _, err := svc.Redeem("bm90LWEtdG9rZW4"); !errs.Is(err, errs.Forbidden) {
+			t.Errorf("%v", err)
+		}
+	})
+	t.Run("a token is refused after it expired", func(t *testing.T) {
+		notice := notice
+		notice.RequestID = "per_test2"
+		if _, err := svc.Asked(t.Context(), notice); err != nil {
+			t.Fatal(err)
+		}
+		r := decode(t, push.Next(t, 5*time.Second))
+		push.Next(t, 5*time.Second)
+		clk.add(webpush.DefaultTokenTTL + time.Second)
+		if _, _, err := svc.Redeem(r.Actions[0].Token); !errs.Is(err, errs.Forbidden) {
+			t.Errorf("expired token: %v, want Forbidden", err)
+		}
+	})
+	t.Run("the resolution replaces the notification and voids the tokens", func(t *testing.T) {
+		notice := notice
+		notice.RequestID = "per_test3"
+		if _, err := svc.Asked(t.Context(), notice); err != nil {
+			t.Fatal(err)
+		}
+		asked := decode(t, push.Next(t, 5*time.Second))
+		push.Next(t, 5*time.Second)
+		if _, err := svc.Resolved(t.Context(), "per_test3", "Answered: once", "by tandem web UI"); err != nil {
+			t.Fatal(err)
+		}
+		r := decode(t, push.Next(t, 5*time.Second))
+		push.Next(t, 5*time.Second)
+		if r.Type != "resolved" || r.RequestID != "per_test3" || r.Title != "Answered: once" || len(r.Actions) != 0 {
+			t.Errorf("resolved payload %+v", r)
+		}
+		if _, _, err := svc.Redeem(asked.Actions[0].Token); !errs.Is(err, errs.Forbidden) {
+			t.Errorf("token after resolution: %v", err)
+		}
+	})
+	t.Run("a subscription the push service reports gone is forgotten", func(t *testing.T) {
+		push.Unsubscribe(laptop.Endpoint)
+		n, err := svc.Asked(t.Context(), notice)
+		if err != nil || n != 1 {
+			t.Fatalf("Asked = %d, %v", n, err)
+		}
+		push.Next(t, 5*time.Second)
+		subs, err := svc.Subscribers(t.Context())
+		if err != nil || len(subs) != 1 || subs[0].Endpoint != phone.Endpoint {
+			t.Errorf("subscribers = %+v, %v", subs, err)
+		}
+	})
+	t.Run("a subscription with malformed keys is refused", func(t *testing.T) {
+		bad := phone
+		bad.Keys.Auth = "AAAA"
+		if err := svc.Subscribe(t.Context(), bad, ""); !errs.Is(err, errs.Invalid) {
+			t.Errorf("%v", err)
+		}
+		bad = phone
+		bad.Endpoint = "ftp://push.example/x"
+		if err := svc.Subscribe(t.Context(), bad, ""); !errs.Is(err, errs.Invalid) {
+			t.Errorf("%v", err)
+		}
+	})
+}
