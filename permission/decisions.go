@@ -97,3 +97,27 @@ func openCodeReply(key string) Reply {
 	}
 	return Reject
 }
+
+// chosen checks the patterns a person picked for a lasting answer: only session, always and
+// deny-always remember patterns, and each one must be among those the request's decision offers
+// (a request no longer waiting is checked by the reply itself: it gets NotFound or Conflict).
+func chosen(req Request, waiting bool, key string, patterns []string) error {
+	if key != KeySession && key != KeyAlways && key != KeyDenyAlways {
+		return errs.E(errs.Invalid, "patterns: only a lasting answer (%q, %q or %q) remembers patterns, not %q", KeySession, KeyAlways, KeyDenyAlways, key)
+	}
+	if !waiting {
+		return nil
+	}
+	var offer []string
+	for _, c := range req.Decisions {
+		if c.Key == key {
+			offer = c.Patterns
+		}
+	}
+	for _, p := range patterns {
+		if !slices.Contains(offer, p) {
+			return errs.E(errs.Invalid, "patterns: %q is not offered by %q for permission request %s; offered: \"%s\"", p, key, req.ID, strings.Join(offer, `" | "`))
+		}
+	}
+	return nil
+}

@@ -72,6 +72,9 @@ type Answer struct {
 	Reply    Reply  `json:"reply"`
 	Decision string `json:"decision,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Patterns narrow a lasting answer (session, always, deny-always) to some of the patterns its
+	// decision offers; empty means all of them.
+	Patterns []string `json:"patterns,omitempty"`
 
 	settled bool // given by a grant to a waiting request it decides, not by a person: nothing more is remembered
 }
@@ -454,7 +457,7 @@ func (s *Service) wait(ctx context.Context, req Request, timeout time.Duration) 
 			break // a grant answered: remember only what a person saw
 		}
 		// A lasting answer is kept even when storing it fails; this call gets what was answered.
-		if err := s.remember(req.ctx, req, key); err != nil {
+		if err := s.remember(req.ctx, req, key, remembered(req, res.Reply)); err != nil {
 			s.log.Error("remember a lasting answer", "request", req.ID, "decision", key, "err", err)
 		}
 	}
@@ -463,7 +466,7 @@ func (s *Service) wait(ctx context.Context, req Request, timeout time.Duration) 
 			return rejectf("The user rejected permission to use this specific tool call with the following feedback: %s", res.Reply.Message)
 		}
 		if key == KeyDenyAlways {
-			return rejectf("The user rejected permission to use this specific tool call, and every call like it (%s %s)", req.Permission, strings.Join(rulePatterns(req), ", "))
+			return rejectf("The user rejected permission to use this specific tool call, and every call like it (%s %s)", req.Permission, strings.Join(remembered(req, res.Reply), ", "))
 		}
 		return rejectf("The user rejected permission to use this specific tool call")
 	}
@@ -477,14 +480,22 @@ func unjudged(req Request) bool {
 	return ok
 }
 
-// remember keeps the lasting answer key to req: "session" in memory for req's session, "always"
-// and "deny-always" persisted for its project. Then it answers the other waiting requests the
-// grants now decide.
-func (s *Service) remember(ctx context.Context, req Request, key string) error {
+// remembered are the patterns a lasting answer a keeps for req: those the person chose, or all
+// that its decision offers.
+func remembered(req Request, a Answer) []string {
+	if len(a.Patterns) > 0 {
+		return slices.Clone(a.Patterns)
+	}
+	return rulePatterns(req)
+}
+
+// remember keeps the lasting answer key to req for patterns: "session" in memory for req's
+// session, "always" and "deny-always" persisted for its project. Then it answers the other
+// waiting requests the grants now decide.
+func (s *Service) remember(ctx context.Context, req Request, key string, patterns []string) error {
 	if unjudged(req) {
 		return nil // nothing lasting may be remembered for it; this one answer decided it once
 	}
-	patterns := rulePatterns(req)
 	if key == KeySession {
 		s.mu.Lock()
 		for _, p := range patterns {
@@ -494,7 +505,7 @@ func (s *Service) remember(ctx context.Context, req Request, key string) error {
 			}
 		}
 		s.mu.Unlock()
-		return s.settle(ctx, req)
+		return s.settle(ctx, req.projectID, pending.Who{Client: "tandem", Addr: "grant of " + req.ID})
 	}
 	action := Allow
 	if key == KeyDenyAlways {
@@ -518,21 +529,20 @@ func (s *Service) remember(ctx context.Context, req Request, key string) error {
 	s.mu.Lock()
 	delete(s.loaded, req.projectID)
 	s.mu.Unlock()
-	return s.settle(ctx, req)
+	return s.settle(ctx, req.projectID, pending.Who{Client: "tandem", Addr: "grant of " + req.ID})
 }
 
-// settle answers the waiting requests of req's project that the grants now decide: refused when a
+// settle answers the waiting requests of a project that its grants now decide: refused when a
 // deny grant matches one of their patterns, allowed when grants (the project's, or their session's)
-// allow every pattern and they can be judged.
-func (s *Service) settle(ctx context.Context, req Request) error {
-	project, err := s.projectGrants(ctx, req.projectID)
+// allow every pattern and they can be judged. by is who the answers are logged as.
+func (s *Service) settle(ctx context.Context, projectID string, by pending.Who) error {
+	project, err := s.projectGrants(ctx, projectID)
 	if err != nil {
 		return err
 	}
-	by := pending.Who{Client: "tandem", Addr: "grant of " + req.ID}
 	for _, it := range s.broker.List("") {
 		other := it.Request
-		if other.projectID != req.projectID {
+		if other.projectID != projectID {
 			continue
 		}
 		s.mu.Lock()
@@ -631,8 +641,14 @@ func (s *Service) Reply(requestID string, a Answer, by pending.Who) error {
 	}
 	// OpenCode's three replies are accepted on every request, as OpenCode's clients offer them
 	// all: "always" on a request that cannot be judged allows that one call, remembering nothing.
-	if it, ok := s.broker.Get(requestID); ok && key != string(openCodeReply(key)) {
+	it, waiting := s.broker.Get(requestID)
+	if waiting && key != string(openCodeReply(key)) {
 		if err := offered(it.Request, key); err != nil {
+			return err
+		}
+	}
+	if len(a.Patterns) > 0 {
+		if err := chosen(it.Request, waiting, key, a.Patterns); err != nil {
 			return err
 		}
 	}
@@ -674,6 +690,60 @@ func grantOf(g store.Grant) Grant {
 	}
 	out.Time.Created = g.Created
 	return out
+}
+
+// NewGrant is a rule a person adds by hand (POST /permission/grant): in the project, requests of
+// Permission matching Pattern are refused (deny) or allowed (allow) without asking.
+type NewGrant struct {
+	Permission string `json:"permission" required:"true" minLength:"1" maxLength:"256" description:"The permission key: bash, edit, read, external_directory, webfetch, an MCP tool's <server>_<tool>, … (wildcards * and ? allowed)."`
+	Pattern    string `json:"pattern" required:"true" minLength:"1" maxLength:"4096" description:"What it covers, as the requests' patterns: \"git push *\", \"src/*.go\", \"*\"."`
+	Action     Action `json:"action,omitempty" enum:"deny,allow" description:"Default deny."`
+}
+
+// AddGrant stores a grant a person wrote for a project, and answers the waiting requests of that
+// project it now decides. A deny refuses matching calls before any rule is read, as a
+// "deny-always" does; an allow only turns an ask into an allow (a configured deny still wins).
+func (s *Service) AddGrant(ctx context.Context, projectID string, in NewGrant, by pending.Who) (Grant, error) {
+	in.Permission, in.Pattern = strings.TrimSpace(in.Permission), strings.TrimSpace(in.Pattern)
+	switch {
+	case in.Permission == "":
+		return Grant{}, errs.E(errs.Invalid, "permission: required")
+	case in.Pattern == "":
+		return Grant{}, errs.E(errs.Invalid, "pattern: required")
+	case len(in.Permission) > 256:
+		return Grant{}, errs.E(errs.Invalid, "permission: at most 256 bytes")
+	case len(in.Pattern) > 4096:
+		return Grant{}, errs.E(errs.Invalid, "pattern: at most 4096 bytes")
+	}
+	switch in.Action {
+	case "":
+		in.Action = Deny
+	case Deny, Allow:
+	default:
+		return Grant{}, errs.E(errs.Invalid, "action: expected \"deny\" | \"allow\", got %q", in.Action)
+	}
+	g := store.Grant{ID: s.ids.New(id.Grant), ProjectID: projectID, Permission: in.Permission, Pattern: in.Pattern,
+		Action: string(in.Action), Created: time.Now().UnixMilli()}
+	if err := s.db.AddGrant(ctx, g); err != nil {
+		return Grant{}, err
+	}
+	s.mu.Lock()
+	delete(s.loaded, projectID)
+	s.mu.Unlock()
+	if err := s.settle(ctx, projectID, by); err != nil {
+		return Grant{}, err
+	}
+	// The store keeps one grant per project, permission, pattern and action: return the one it kept.
+	all, err := s.db.Grants(ctx, projectID)
+	if err != nil {
+		return Grant{}, err
+	}
+	for _, row := range all {
+		if row.Permission == g.Permission && row.Pattern == g.Pattern && row.Action == g.Action {
+			return grantOf(row), nil
+		}
+	}
+	return grantOf(g), nil
 }
 
 // Revoke deletes a grant; later matching requests ask again.

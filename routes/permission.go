@@ -22,9 +22,10 @@ type PermissionListQuery struct {
 
 // PermissionReply is POST /permission/{requestID}/reply.
 type PermissionReply struct {
-	RequestID string `path:"requestID" pattern:"^per" json:"-"`
-	Reply     string `json:"reply" required:"true" enum:"once,always,reject,session,reject-with-message,deny-always" description:"OpenCode's once, always or reject, or any key of the request's decisions (tandem extension): session, reject-with-message, deny-always."`
-	Message   string `json:"message,omitempty" description:"For reject: told to the model, which continues with it. Required with reject-with-message."`
+	RequestID string   `path:"requestID" pattern:"^per" json:"-"`
+	Reply     string   `json:"reply" required:"true" enum:"once,always,reject,session,reject-with-message,deny-always" description:"OpenCode's once, always or reject, or any key of the request's decisions (tandem extension): session, reject-with-message, deny-always."`
+	Message   string   `json:"message,omitempty" description:"For reject: told to the model, which continues with it. Required with reject-with-message."`
+	Patterns  []string `json:"patterns,omitempty" description:"With session, always or deny-always: remember only these of the patterns the decision offers (default: all of them)."`
 }
 
 // PermissionRespond is the legacy POST /session/{sessionID}/permissions/{permissionID}.
@@ -47,6 +48,11 @@ type GrantQuery struct {
 	All bool `query:"all" description:"Grants of every project, not only the directory's."`
 }
 
+// GrantCreate is POST /permission/grant.
+type GrantCreate struct {
+	permission.NewGrant
+}
+
 // GrantPath names a grant.
 type GrantPath struct {
 	GrantID string `path:"grantID" pattern:"^grt" json:"-"`
@@ -65,11 +71,12 @@ func (p *Permissions) Ops() []Op {
 			return p.Service.List(in.SessionID, explicitDirectory(c)), nil
 		}).doc("Requests waiting for a person, oldest first. Without ?directory= every directory's; answered at POST /permission/{id}/reply."),
 		op(http.MethodPost, "/permission/{requestID}/reply", "permission.reply", "Respond to permission request", func(c *Call, in *PermissionReply) (bool, error) {
-			return true, p.Service.Reply(in.RequestID, permission.Answer{Decision: in.Reply, Message: in.Message}, who(c))
+			return true, p.Service.Reply(in.RequestID, permission.Answer{Decision: in.Reply, Message: in.Message, Patterns: in.Patterns}, who(c))
 		}).doc("The first reply wins; a later one gets 409 whose data names the reply that won. "+
 			"reply is a key of the request's decisions: \"session\" allows its patterns until the session is deleted, "+
 			"\"always\" and \"deny-always\" are remembered for the project across restarts (see /permission/grant). "+
-			"A key the request does not offer is a 400 naming the valid ones.", 400, 404, 409, 415),
+			"A key the request does not offer is a 400 naming the valid ones. patterns narrows a lasting answer to some of the "+
+			"patterns its decision offers; any other pattern is a 400.", 400, 404, 409, 415),
 		op(http.MethodPost, "/session/{sessionID}/permissions/{permissionID}", "permission.respond", "Respond to permission (legacy)", func(c *Call, in *PermissionRespond) (bool, error) {
 			if owner, ok := p.Service.Owner(in.PermissionID); ok && owner != in.SessionID {
 				return false, errs.E(errs.NotFound, "Permission request %s does not belong to session %s", in.PermissionID, in.SessionID)
@@ -83,6 +90,12 @@ func (p *Permissions) Ops() []Op {
 			}
 			return p.Service.Grants(c.Ctx(), project)
 		}).doc("tandem extension: the \"always\" (action allow) and \"deny-always\" (action deny) answers remembered for the project."),
+		op(http.MethodPost, "/permission/grant", "permission.grant.create", "Add a remembered rule", func(c *Call, in *GrantCreate) (permission.Grant, error) {
+			return p.Service.AddGrant(c.Ctx(), p.ProjectID(c.Dir), in.NewGrant, who(c))
+		}).doc("tandem extension: a rule for the directory's project, kept across restarts like an answered \"deny-always\" "+
+			"(action deny, the default) or \"always\" (action allow). A deny refuses matching calls without asking, whatever else "+
+			"allows them; an allow only spares the question (a configured deny still wins). Waiting requests it decides are "+
+			"answered at once. Listed at GET /permission/grant and revoked with DELETE /permission/grant/{grantID}.", 400, 413, 415),
 		op(http.MethodDelete, "/permission/grant/{grantID}", "permission.grant.delete", "Revoke a remembered grant", func(c *Call, in *GrantPath) (permission.Grant, error) {
 			return p.Service.Revoke(c.Ctx(), in.GrantID)
 		}).doc("tandem extension: matching requests ask again.", 404),

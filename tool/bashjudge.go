@@ -32,7 +32,7 @@ func askForCommand(ctx context.Context, call *Call, command, workdir string) err
 	if len(an.Unjudged) > 0 {
 		always = nil
 	}
-	meta := map[string]any{"command": command, "commands": an.Commands}
+	meta := map[string]any{"command": command, "commands": an.Commands, "workdir": workdir}
 	if len(an.Writes) > 0 {
 		meta["writes"] = an.Writes
 	}
