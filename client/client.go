@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"tandem/permission"
+	"tandem/provider"
 	"tandem/session"
 )
 
@@ -21,6 +22,15 @@ import (
 type Client struct {
 	base string       // no trailing slash
 	hc   *http.Client // adds the credentials
+	dir  string       // sent as x-opencode-directory when set
+}
+
+// InDirectory returns a client whose calls are scoped to the project directory dir (absolute): the
+// sessions it creates live there and its event stream carries that directory's events.
+func (c *Client) InDirectory(dir string) *Client {
+	cp := *c
+	cp.dir = dir
+	return &cp
 }
 
 // New returns a client of the server at base (http://host:port) with Basic credentials; an empty
@@ -75,6 +85,9 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body io.Re
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	if c.dir != "" {
+		req.Header.Set("x-opencode-directory", url.PathEscape(c.dir))
+	}
 	return req, nil
 }
 
@@ -131,6 +144,12 @@ func (c *Client) CreateSession(ctx context.Context, in session.CreateInput) (ses
 	return s, c.do(ctx, http.MethodPost, "/session", in, &s)
 }
 
+// Sessions lists the sessions of the client's directory, most recently updated first.
+func (c *Client) Sessions(ctx context.Context) ([]session.Session, error) {
+	var s []session.Session
+	return s, c.do(ctx, http.MethodGet, "/session", nil, &s)
+}
+
 // Session reads one session.
 func (c *Client) Session(ctx context.Context, id string) (session.Session, error) {
 	var s session.Session
@@ -151,6 +170,25 @@ func (c *Client) Messages(ctx context.Context, sessionID string) ([]session.With
 // Abort stops a session's running turn.
 func (c *Client) Abort(ctx context.Context, sessionID string) error {
 	return c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/abort", nil, nil)
+}
+
+// Agents lists the agents a session can run (GET /agent).
+func (c *Client) Agents(ctx context.Context) ([]session.AgentInfo, error) {
+	var a []session.AgentInfo
+	return a, c.do(ctx, http.MethodGet, "/agent", nil, &a)
+}
+
+// Providers lists the configured providers with their models and the default model of each
+// (GET /config/providers).
+func (c *Client) Providers(ctx context.Context) (provider.ConfigProviderList, error) {
+	var p provider.ConfigProviderList
+	return p, c.do(ctx, http.MethodGet, "/config/providers", nil, &p)
+}
+
+// AddMCP connects an MCP server to the server's tools (POST /mcp); config is OpenCode's
+// McpLocalConfig or McpRemoteConfig.
+func (c *Client) AddMCP(ctx context.Context, name string, config any) error {
+	return c.do(ctx, http.MethodPost, "/mcp", map[string]any{"name": name, "config": config}, nil)
 }
 
 // Permissions lists the approvals waiting for a person.

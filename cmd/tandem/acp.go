@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"tandem/acpserver"
+	"tandem/client"
+)
+
+// acpFlags are the flags of `tandem acp`.
+type acpFlags struct {
+	serve  serveFlags
+	attach string
+}
+
+// newACPCommand is `tandem acp`: tandem as an Agent Client Protocol agent over stdio, for editors
+// (Zed, JetBrains, Neovim plugins, acpx). The HTTP listener runs as in `serve`, so an approval the
+// editor shows is also in GET /permission and can be answered from the web UI first.
+func newACPCommand() *cobra.Command {
+	var f acpFlags
+	cmd := &cobra.Command{
+		Use:   "acp",
+		Short: "Serve tandem as an Agent Client Protocol agent over stdio (for editors)",
+		Long: "Speak the Agent Client Protocol (version 1) over stdin/stdout: sessions, streamed answers, tool calls\n" +
+			"with diffs, plans, modes (tandem's agents), model selection and approvals (session/request_permission).\n" +
+			"The HTTP server runs as well (same sessions, same pending list; the first answer wins).\n" +
+			"With --attach URL it starts no server and drives the running server at URL.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			level, err := parseLevel(f.serve.logLevel)
+			if err != nil {
+				return err
+			}
+			paths, err := resolvePaths(f.serve.dataDir)
+			if err != nil {
+				return err
+			}
+			// stdout carries the protocol: logs go to the log file, or stderr with --print-logs.
+			logger, closeLog, err := openLogger(paths, f.serve.printLogs, cmd.ErrOrStderr(), level)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			ctx := cmd.Context()
+			var c *client.Client
+			if cmd.Flags().Changed("attach") {
+				c, err = client.Locate(f.attach, os.Getenv, paths.State)
+				if err != nil {
+					return fmt.Errorf("--attach: %w", err)
+				}
+				if err := c.Health(ctx); err != nil {
+					return fmt.Errorf("--attach: %s: %w", c.URL(), err)
+				}
+			} else {
+				m, err := Start(ctx, Options{
+					Hostname: f.serve.hostname, Port: f.serve.port, Directory: f.serve.dir, CORS: f.serve.cors,
+					NoAuth: f.serve.noAuth, Paths: paths, Logger: logger, Env: os.Getenv,
+				})
+				if err != nil {
+					return err
+				}
+				defer m.Close()
+				fmt.Fprintf(cmd.ErrOrStderr(), "tandem acp: HTTP server on %s\n", m.URL())
+				c = client.New(m.URL(), m.Username(), m.password)
+			}
+			return acpserver.Serve(ctx, acpserver.Options{Client: c, Version: version, Logger: logger}, os.Stdout, os.Stdin)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.attach, "attach", "", "drive the running tandem server at this URL instead of starting one (\"local\": the one `tandem serve` started here)")
+	fl.IntVar(&f.serve.port, "port", 0, "HTTP port (default 4096, or a free port)")
+	fl.StringVar(&f.serve.hostname, "hostname", "127.0.0.1", "HTTP address")
+	fl.StringArrayVar(&f.serve.cors, "cors", nil, "an extra origin allowed to call the API (repeatable)")
+	fl.BoolVar(&f.serve.printLogs, "print-logs", false, "print logs to stderr instead of the log file")
+	fl.StringVar(&f.serve.logLevel, "log-level", "INFO", "DEBUG, INFO, WARN or ERROR")
+	fl.StringVar(&f.serve.dir, "dir", "", "project directory (default: the current directory)")
+	fl.StringVar(&f.serve.dataDir, "data-dir", "", "where the database lives")
+	fl.BoolVar(&f.serve.noAuth, "no-auth", false, "turn authentication off (loopback only)")
+	return cmd
+}

@@ -1,0 +1,497 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"tandem/client"
+	"tandem/permission"
+)
+
+// These tests drive the real binary (`tandem acp`) over stdio with the ACP Go SDK's client side,
+// the way an editor does, while the same server's REST API answers what the editor is also asked.
+
+// acpEditor is the client side of one `tandem acp` process: what it was sent, and how it answers.
+type acpEditor struct {
+	conn *acp.ClientSideConnection
+	rest *client.Client // the same process's HTTP API
+	url  string
+
+	mu      sync.Mutex
+	updates []acp.SessionUpdate
+	changed chan struct{}
+	// answer decides a session/request_permission; nil answers "cancelled".
+	answer func(ctx context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)
+	asked  []acp.RequestPermissionRequest
+}
+
+var _ acp.Client = (*acpEditor)(nil)
+
+func (e *acpEditor) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	e.mu.Lock()
+	e.updates = append(e.updates, n.Update)
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	return nil
+}
+
+func (e *acpEditor) RequestPermission(ctx context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	e.mu.Lock()
+	e.asked = append(e.asked, p)
+	answer := e.answer
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	if answer == nil {
+		return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}, nil
+	}
+	return answer(ctx, p)
+}
+
+func (e *acpEditor) ReadTextFile(context.Context, acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	return acp.ReadTextFileResponse{}, errors.New("not declared")
+}
+
+func (e *acpEditor) WriteTextFile(context.Context, acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	return acp.WriteTextFileResponse{}, errors.New("not declared")
+}
+
+func (e *acpEditor) CreateTerminal(context.Context, acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	return acp.CreateTerminalResponse{}, errors.New("not declared")
+}
+
+func (e *acpEditor) KillTerminal(context.Context, acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+	return acp.KillTerminalResponse{}, errors.New("not declared")
+}
+
+func (e *acpEditor) TerminalOutput(context.Context, acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
+	return acp.TerminalOutputResponse{}, errors.New("not declared")
+}
+
+func (e *acpEditor) ReleaseTerminal(context.Context, acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+	return acp.ReleaseTerminalResponse{}, errors.New("not declared")
+}
+
+func (e *acpEditor) WaitForTerminalExit(context.Context, acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
+	return acp.WaitForTerminalExitResponse{}, errors.New("not declared")
+}
+
+func (e *acpEditor) setAnswer(f func(ctx context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)) {
+	e.mu.Lock()
+	e.answer = f
+	e.mu.Unlock()
+}
+
+// mark is the number of updates so far; since returns the ones after it.
+func (e *acpEditor) mark() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.updates)
+}
+
+func (e *acpEditor) since(i int) []acp.SessionUpdate {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]acp.SessionUpdate(nil), e.updates[i:]...)
+}
+
+// waitFor waits until pred holds for the editor's state.
+func (e *acpEditor) waitFor(t *testing.T, what string, pred func() bool) {
+	t.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		e.mu.Lock()
+		ch := e.changed
+		e.mu.Unlock()
+		if pred() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("waited %s for %s", waitLimit, what)
+		}
+	}
+}
+
+// startACP runs `tandem acp` (args after it) and connects an editor to its stdio.
+func startACP(t *testing.T, env []string, args ...string) *acpEditor {
+	t.Helper()
+	cmd := exec.Command(builtBinary(t), append([]string{"acp"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if _, url, ok := strings.Cut(sc.Text(), "tandem acp: HTTP server on "); ok {
+				found <- strings.TrimSuffix(url, "/")
+			}
+		}
+	}()
+	e := &acpEditor{changed: make(chan struct{})}
+	e.conn = acp.NewClientSideConnection(e, stdin, stdout)
+	t.Cleanup(func() {
+		stdin.Close() // the agent ends with its client
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(waitLimit):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Error("tandem acp did not exit when its stdin closed")
+		}
+	})
+	if !slicesContains(args, "--attach") {
+		select {
+		case e.url = <-found:
+		case <-time.After(waitLimit):
+			t.Fatal("tandem acp did not print its HTTP URL")
+		}
+		e.rest = client.New(e.url, "tandem", testPassword)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	init, err := e.conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
+		ClientInfo: &acp.Implementation{Name: "acp-go-test", Version: "1"}})
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	if init.ProtocolVersion != 1 || !init.AgentCapabilities.LoadSession || !init.AgentCapabilities.McpCapabilities.Http {
+		t.Fatalf("initialize: %+v", init)
+	}
+	return e
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// agentText is the agent's streamed message text in updates.
+func agentText(updates []acp.SessionUpdate) string {
+	var b strings.Builder
+	for _, u := range updates {
+		if c := u.AgentMessageChunk; c != nil && c.Content.Text != nil {
+			b.WriteString(c.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+func prompt(t *testing.T, e *acpEditor, sid acp.SessionId, text string) acp.StopReason {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	res, err := e.conn.Prompt(ctx, acp.PromptRequest{SessionId: sid, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	if err != nil {
+		t.Fatalf("prompt %q: %v", text, err)
+	}
+	return res.StopReason
+}
+
+func newACPSession(t *testing.T, e *acpEditor, cwd string) acp.NewSessionResponse {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	s, err := e.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	return s
+}
+
+func choose(key string) func(context.Context, acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	return func(context.Context, acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+		return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.RequestPermissionOutcomeSelected{OptionId: acp.PermissionOptionId(key)}}}, nil
+	}
+}
+
+// toolUpdates are the tool_call and tool_call_update notifications, as (kind, status, content) views.
+type toolSeen struct {
+	id      string
+	kind    acp.ToolKind
+	status  acp.ToolCallStatus
+	content []acp.ToolCallContent
+	paths   []string
+}
+
+func toolsIn(updates []acp.SessionUpdate) map[string]*toolSeen {
+	out := map[string]*toolSeen{}
+	for _, u := range updates {
+		switch {
+		case u.ToolCall != nil:
+			tc := u.ToolCall
+			s := &toolSeen{id: string(tc.ToolCallId), kind: tc.Kind, status: tc.Status, content: tc.Content}
+			for _, l := range tc.Locations {
+				s.paths = append(s.paths, l.Path)
+			}
+			out[s.id] = s
+		case u.ToolCallUpdate != nil:
+			tu := u.ToolCallUpdate
+			s := out[string(tu.ToolCallId)]
+			if s == nil {
+				continue
+			}
+			if tu.Status != nil {
+				s.status = *tu.Status
+			}
+			if tu.Kind != nil {
+				s.kind = *tu.Kind
+			}
+			if tu.Content != nil {
+				s.content = tu.Content
+			}
+		}
+	}
+	return out
+}
+
+func TestACPOverStdio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	data, project := t.TempDir(), t.TempDir()
+	env := []string{"TANDEM_SERVER_PASSWORD=" + testPassword, "XDG_STATE_HOME=" + data, "XDG_CONFIG_HOME=" + data, "HOME=" + data}
+	e := startACP(t, env, "--port", "0", "--dir", project, "--data-dir", data)
+
+	var firstSession acp.SessionId
+	t.Run("a new session offers the build and plan agents as modes and streams an answer", func(t *testing.T) {
+		s := newACPSession(t, e, project)
+		firstSession = s.SessionId
+		if s.Modes == nil || s.Modes.CurrentModeId != "build" {
+			t.Fatalf("modes: %+v", s.Modes)
+		}
+		var ids []string
+		for _, m := range s.Modes.AvailableModes {
+			ids = append(ids, string(m.Id))
+		}
+		if !slicesContains(ids, "build") || !slicesContains(ids, "plan") {
+			t.Fatalf("modes offered: %v", ids)
+		}
+		if s.Models == nil || s.Models.CurrentModelId == "" || len(s.ConfigOptions) != 2 {
+			t.Fatalf("models %+v, config options %d", s.Models, len(s.ConfigOptions))
+		}
+		from := e.mark()
+		if stop := prompt(t, e, s.SessionId, "hello over acp"); stop != acp.StopReasonEndTurn {
+			t.Fatalf("stop reason %q", stop)
+		}
+		if got := agentText(e.since(from)); got != "You said: hello over acp" {
+			t.Fatalf("streamed answer %q", got)
+		}
+	})
+
+	t.Run("a write asks through session/request_permission with the request's decisions and shows its diff", func(t *testing.T) {
+		s := newACPSession(t, e, project)
+		e.setAnswer(choose("once"))
+		from, asked := e.mark(), len(e.asked)
+		if stop := prompt(t, e, s.SessionId, "write: notes.txt\nfrom the editor\n"); stop != acp.StopReasonEndTurn {
+			t.Fatalf("stop reason %q", stop)
+		}
+		e.mu.Lock()
+		if len(e.asked) != asked+1 {
+			e.mu.Unlock()
+			t.Fatalf("asked %d times, want once", len(e.asked)-asked)
+		}
+		req := e.asked[asked]
+		e.mu.Unlock()
+		pending := waitPermissionOptions(t, req)
+		if pending != "once:allow_once session:allow_always always:allow_always reject:reject_once deny-always:reject_always" {
+			t.Fatalf("options %s", pending)
+		}
+		got, err := os.ReadFile(filepath.Join(project, "notes.txt"))
+		if err != nil || string(got) != "from the editor\n" {
+			t.Fatalf("notes.txt: %q %v", got, err)
+		}
+		var diff *acp.ToolCallContentDiff
+		for _, tc := range toolsIn(e.since(from)) {
+			if tc.kind != acp.ToolKindEdit || tc.status != acp.ToolCallStatusCompleted {
+				t.Fatalf("tool call %+v", tc)
+			}
+			for _, c := range tc.content {
+				if c.Diff != nil {
+					diff = c.Diff
+				}
+			}
+		}
+		if diff == nil || diff.Path != filepath.Join(project, "notes.txt") || diff.NewText != "from the editor\n" {
+			t.Fatalf("diff %+v", diff)
+		}
+	})
+
+	t.Run("a rejection through ACP stops the command and the turn goes on", func(t *testing.T) {
+		s := newACPSession(t, e, project)
+		e.setAnswer(choose("reject"))
+		from := e.mark()
+		if stop := prompt(t, e, s.SessionId, "run: echo never-printed"); stop != acp.StopReasonEndTurn {
+			t.Fatalf("stop reason %q", stop)
+		}
+		tools := toolsIn(e.since(from))
+		if len(tools) != 1 {
+			t.Fatalf("%d tool calls", len(tools))
+		}
+		for _, tc := range tools {
+			if tc.kind != acp.ToolKindExecute || tc.status != acp.ToolCallStatusFailed {
+				t.Fatalf("rejected command: %+v", tc)
+			}
+		}
+		if strings.Contains(agentText(e.since(from)), "never-printed\n") {
+			t.Fatal("the rejected command ran")
+		}
+	})
+
+	t.Run("an approval answered first over REST withdraws the editor's prompt", func(t *testing.T) {
+		s := newACPSession(t, e, project)
+		withdrawn := make(chan struct{})
+		e.setAnswer(func(ctx context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+			<-ctx.Done() // the editor's person never answers: $/cancel_request ends this
+			close(withdrawn)
+			return acp.RequestPermissionResponse{}, ctx.Err()
+		})
+		from := e.mark()
+		done := make(chan acp.StopReason, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+			defer cancel()
+			res, err := e.conn.Prompt(ctx, acp.PromptRequest{SessionId: s.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("run: echo answered-over-rest")}})
+			if err != nil {
+				t.Errorf("prompt: %v", err)
+			}
+			done <- res.StopReason
+		}()
+		e.waitFor(t, "the editor to be asked", func() bool {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			return len(e.asked) > 0 && string(e.asked[len(e.asked)-1].SessionId) == string(s.SessionId)
+		})
+		var req permission.Request
+		ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+		defer cancel()
+		list, err := e.rest.Permissions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list {
+			if r.SessionID == string(s.SessionId) {
+				req = r
+			}
+		}
+		if req.ID == "" {
+			t.Fatalf("the request the editor shows is not in GET /permission: %+v", list)
+		}
+		if err := e.rest.ReplyPermission(ctx, req.ID, permission.Once, ""); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-withdrawn:
+		case <-time.After(waitLimit):
+			t.Fatal("the editor's prompt was not withdrawn")
+		}
+		if stop := <-done; stop != acp.StopReasonEndTurn {
+			t.Fatalf("stop reason %q", stop)
+		}
+		if got := agentText(e.since(from)); !strings.Contains(got, "answered-over-rest") {
+			t.Fatalf("the command allowed over REST did not run: %q", got)
+		}
+	})
+
+	t.Run("session/cancel stops a running turn and the prompt answers cancelled", func(t *testing.T) {
+		s := newACPSession(t, e, project)
+		from := e.mark()
+		done := make(chan acp.StopReason, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+			defer cancel()
+			res, err := e.conn.Prompt(ctx, acp.PromptRequest{SessionId: s.SessionId,
+				Prompt: []acp.ContentBlock{acp.TextBlock("slow: one two three four five six seven eight nine ten eleven twelve")}})
+			if err != nil {
+				t.Errorf("prompt: %v", err)
+			}
+			done <- res.StopReason
+		}()
+		e.waitFor(t, "the first words", func() bool { return agentText(e.since(from)) != "" })
+		if err := e.conn.Cancel(t.Context(), acp.CancelNotification{SessionId: s.SessionId}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case stop := <-done:
+			if stop != acp.StopReasonCancelled {
+				t.Fatalf("stop reason %q", stop)
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("the prompt did not end after session/cancel")
+		}
+		if got := agentText(e.since(from)); strings.Contains(got, "twelve") {
+			t.Fatalf("the whole answer streamed despite the cancel: %q", got)
+		}
+	})
+
+	t.Run("another editor attached to the server loads a stored session's history", func(t *testing.T) {
+		other := startACP(t, append(env, "TANDEM_SERVER_PASSWORD="+testPassword), "--attach", e.url, "--data-dir", data)
+		ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+		defer cancel()
+		res, err := other.conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: firstSession, Cwd: project, McpServers: []acp.McpServer{}})
+		if err != nil {
+			t.Fatalf("session/load: %v", err)
+		}
+		if res.Modes == nil || res.Modes.CurrentModeId != "build" {
+			t.Fatalf("modes after load: %+v", res.Modes)
+		}
+		updates := other.since(0)
+		var user string
+		for _, u := range updates {
+			if c := u.UserMessageChunk; c != nil && c.Content.Text != nil {
+				user += c.Content.Text.Text
+			}
+		}
+		if user != "hello over acp" || agentText(updates) != "You said: hello over acp" {
+			t.Fatalf("replayed user %q, agent %q", user, agentText(updates))
+		}
+		if stop := prompt(t, other, firstSession, "and once more"); stop != acp.StopReasonEndTurn {
+			t.Fatalf("stop reason %q", stop)
+		}
+	})
+}
+
+// waitPermissionOptions renders a request's options as "id:kind" pairs.
+func waitPermissionOptions(t *testing.T, req acp.RequestPermissionRequest) string {
+	t.Helper()
+	var out []string
+	for _, o := range req.Options {
+		out = append(out, string(o.OptionId)+":"+string(o.Kind))
+	}
+	return strings.Join(out, " ")
+}
