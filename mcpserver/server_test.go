@@ -24,7 +24,7 @@ func TestElicitationAnswersBecomePermissionReplies(t *testing.T) {
 		{"cancel rejects", mcp.ElicitResult{Action: "cancel"}, permission.Answer{Reply: permission.Reject, Message: "the user cancelled the approval"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := permissionAnswer(&tc.res); got != tc.want {
+			if got := permissionAnswer(&tc.res); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})
