@@ -4,9 +4,12 @@
 package auth
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/binary"
 	"strings"
 	"sync"
 	"time"
@@ -25,10 +28,15 @@ type Authority struct {
 	creds Credentials
 	now   func() time.Time
 
-	mu       sync.Mutex
-	tickets  map[string]time.Time // one-time login tickets -> expiry
-	sessions map[string]time.Time // cookie tokens -> expiry
-	failed   map[string]*failures // client address -> failed logins (LoginWait)
+	// sessionKey signs browser session tokens (see NewSession); keys holds it on disk when the
+	// sessions are to survive a restart.
+	sessionKey []byte
+	keys       *keyFile
+
+	mu      sync.Mutex
+	tickets map[string]time.Time // one-time login tickets -> expiry
+	revoked map[string]time.Time // nonces of sessions logged out before they expired -> expiry
+	failed  map[string]*failures // client address -> failed logins (LoginWait)
 }
 
 // TicketTTL is how long a one-time login link stays valid.
@@ -37,10 +45,31 @@ const TicketTTL = 2 * time.Minute
 // SessionTTL is how long a browser session lasts.
 const SessionTTL = 7 * 24 * time.Hour
 
-// New returns an Authority for creds.
+// New returns an Authority for creds whose browser sessions last as long as the process: their
+// signing key is random and kept in memory only.
 func New(creds Credentials) *Authority {
-	return &Authority{creds: creds, now: time.Now, tickets: map[string]time.Time{}, sessions: map[string]time.Time{},
-		failed: map[string]*failures{}}
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	return newAuthority(creds, sessionKey(secret, creds, false), nil, map[string]time.Time{})
+}
+
+func newAuthority(creds Credentials, key []byte, keys *keyFile, revoked map[string]time.Time) *Authority {
+	return &Authority{creds: creds, now: time.Now, sessionKey: key, keys: keys, tickets: map[string]time.Time{},
+		revoked: revoked, failed: map[string]*failures{}}
+}
+
+// sessionKey derives the key that signs session tokens from the stored secret and, when bound, the
+// credentials: changing the user name or a password the user chose then ends every browser session.
+// A password generated at start is new at every start, so binding it would end them all at a restart.
+func sessionKey(secret []byte, creds Credentials, bindPassword bool) []byte {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("tandem browser session\x00"))
+	mac.Write([]byte(creds.Username))
+	if bindPassword {
+		mac.Write([]byte{0})
+		mac.Write([]byte(creds.Password))
+	}
+	return mac.Sum(nil)
 }
 
 // Disabled reports whether authentication is off.
@@ -102,32 +131,69 @@ func (a *Authority) RedeemTicket(ticket string) (string, bool) {
 	return a.NewSession(), true
 }
 
+// A session token is signed rather than stored, so that it survives a restart of the server:
+// base64url(expiry as 8 bytes of Unix seconds | 16 random bytes) "." base64url(HMAC-SHA256 of that).
+const (
+	payloadLen = 8 + 16
+	sigLen     = sha256.Size
+)
+
 // NewSession starts a browser session and returns its cookie token.
 func (a *Authority) NewSession() string {
-	t := random()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.gcLocked()
-	a.sessions[t] = a.now().Add(SessionTTL)
-	return t
+	var payload [payloadLen]byte
+	binary.BigEndian.PutUint64(payload[:8], uint64(a.now().Add(SessionTTL).Unix()))
+	_, _ = rand.Read(payload[8:])
+	return base64.RawURLEncoding.EncodeToString(payload[:]) + "." + base64.RawURLEncoding.EncodeToString(a.sign(payload[:]))
 }
 
-// CheckSession verifies a session cookie token.
+func (a *Authority) sign(payload []byte) []byte {
+	mac := hmac.New(sha256.New, a.sessionKey)
+	mac.Write(payload)
+	return mac.Sum(nil)
+}
+
+// session returns a token's payload (what a logout revokes) and expiry when its signature is good.
+func (a *Authority) session(token string) (nonce string, exp time.Time, ok bool) {
+	p, s, found := strings.Cut(token, ".")
+	if !found || len(p) != base64.RawURLEncoding.EncodedLen(payloadLen) || len(s) != base64.RawURLEncoding.EncodedLen(sigLen) {
+		return "", time.Time{}, false
+	}
+	payload, err1 := base64.RawURLEncoding.DecodeString(p)
+	sig, err2 := base64.RawURLEncoding.DecodeString(s)
+	if err1 != nil || err2 != nil || !hmac.Equal(sig, a.sign(payload)) {
+		return "", time.Time{}, false
+	}
+	return p, time.Unix(int64(binary.BigEndian.Uint64(payload[:8])), 0), true
+}
+
+// CheckSession verifies a session cookie token: signed with this server's key, not expired, not
+// logged out.
 func (a *Authority) CheckSession(token string) bool {
-	if token == "" {
+	nonce, exp, ok := a.session(token)
+	if !ok || !a.now().Before(exp) {
 		return false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	exp, ok := a.sessions[token]
-	return ok && a.now().Before(exp)
+	_, out := a.revoked[nonce]
+	return !out
 }
 
-// EndSession logs a browser session out.
-func (a *Authority) EndSession(token string) {
+// EndSession logs a browser session out: its token is refused from now on, after a restart too when
+// the sessions survive restarts (Open).
+func (a *Authority) EndSession(token string) error {
+	nonce, exp, ok := a.session(token)
+	if !ok || !a.now().Before(exp) {
+		return nil
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.sessions, token)
+	a.gcLocked()
+	a.revoked[nonce] = exp
+	if a.keys == nil {
+		return nil
+	}
+	return a.keys.save(a.revoked)
 }
 
 func (a *Authority) gcLocked() {
@@ -137,9 +203,9 @@ func (a *Authority) gcLocked() {
 			delete(a.tickets, k)
 		}
 	}
-	for k, exp := range a.sessions {
+	for k, exp := range a.revoked {
 		if now.After(exp) {
-			delete(a.sessions, k)
+			delete(a.revoked, k)
 		}
 	}
 }

@@ -39,14 +39,16 @@ export function requiredInCI(why) {
 
 /**
  * Runs `tandem web --port 0 --no-open` in a fresh project directory with its
- * own XDG dirs and waits for the login link it prints.
+ * own XDG dirs and waits for the login link it prints. A restart passes the
+ * stopped server's `root` (see stop's keep) and `port`, so it finds its data
+ * and the browser its origin.
  */
-export async function startTandem({ extraArgs = [], env = {} } = {}) {
-  const root = mkdtempSync(path.join(tmpdir(), 'tandem-e2e-'));
+export async function startTandem({ extraArgs = [], env = {}, root: reuse = null, port = 0 } = {}) {
+  const root = reuse || mkdtempSync(path.join(tmpdir(), 'tandem-e2e-'));
   const project = path.join(root, 'project');
   const home = path.join(root, 'home');
   for (const d of [project, home]) mkdirSync(d, { recursive: true });
-  writeFileSync(path.join(project, 'README.md'), '# e2e project\n');
+  if (!reuse) writeFileSync(path.join(project, 'README.md'), '# e2e project\n');
   const childEnv = {
     PATH: process.env.PATH,
     HOME: home,
@@ -59,7 +61,7 @@ export async function startTandem({ extraArgs = [], env = {} } = {}) {
     SHELL: '/bin/bash',
     ...env,
   };
-  const proc = spawn(bin, ['web', '--port', '0', '--no-open', ...extraArgs], { cwd: project, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(bin, ['web', '--port', String(port), '--no-open', ...extraArgs], { cwd: project, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   const found = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`tandem printed no login link within 15 s:\n${log}`)), 15000);
@@ -81,11 +83,14 @@ export async function startTandem({ extraArgs = [], env = {} } = {}) {
   const { base, loginURL } = await found;
   return {
     base,
+    port: Number(new URL(base).port),
+    root,
     loginURL,
     project,
     proc,
     log: () => log,
-    async stop() {
+    /** Stops the server; keep leaves its directories for a restart. */
+    async stop({ keep = false } = {}) {
       if (proc.exitCode === null) {
         const exited = new Promise((r) => proc.once('exit', r));
         proc.kill('SIGTERM');
@@ -93,7 +98,7 @@ export async function startTandem({ extraArgs = [], env = {} } = {}) {
         await exited;
         clearTimeout(t);
       }
-      if (existsSync(root)) rmSync(root, { recursive: true, force: true });
+      if (!keep && existsSync(root)) rmSync(root, { recursive: true, force: true });
     },
   };
 }

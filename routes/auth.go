@@ -66,10 +66,11 @@ func (l *Login) Ops() []Op {
 			return NoContent{}, nil
 		}).public().doc("Sets the session cookie.", 401, 415),
 		op(http.MethodPost, "/auth/logout", "auth.logout", "Sign out", func(c *Call, _ *struct{}) (NoContent, error) {
-			if ck, err := c.R.Cookie(SessionCookie); err == nil {
-				l.Auth.EndSession(ck.Value)
-			}
 			http.SetCookie(c.W, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			if ck, err := c.R.Cookie(SessionCookie); err == nil {
+				// The token is refused from now on; an error means the logout may not outlive a restart.
+				return NoContent{}, l.Auth.EndSession(ck.Value)
+			}
 			return NoContent{}, nil
 		}).public().doc("Ends the browser session."),
 	}

@@ -225,7 +225,16 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	if m.password == "" && !o.NoAuth {
 		m.password, m.generated = auth.GeneratePassword(), true
 	}
-	m.auth = auth.New(auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth})
+	creds := auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth}
+	// Browser logins survive a restart: their signing secret is kept beside the database.
+	m.auth, err = auth.Open(creds, filepath.Join(o.Paths.Data, auth.KeyFileName), !m.generated)
+	if err != nil {
+		m.ptys.Close()
+		m.stopMCP()
+		m.runtime.close()
+		m.db.Close()
+		return nil, err
+	}
 
 	m.mcpHTTP = m.mcpHTTPHandler()
 

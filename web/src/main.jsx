@@ -70,6 +70,11 @@ function Login() {
         <div class="brand big">
           <span class="logo" aria-hidden="true" /> tandem
         </div>
+        {state.signedOut && (
+          <div class="notice" role="status" data-testid="signed-out">
+            You were signed out (the password changed, or you logged out in another tab). Sign in again; what you were typing is kept.
+          </div>
+        )}
         {state.route.expired && (
           <div class="error-box" role="alert">
             That login link has expired or was already used. Sign in with the password, or run <code>tandem web</code> again.

@@ -13,6 +13,8 @@ import {
   reportError,
   modelOptions,
   loadMessages,
+  loadDraft,
+  saveDraft,
 } from './store.js';
 import { renderMarkdown } from './markdown.js';
 import { Diff } from './diff.jsx';
@@ -355,7 +357,12 @@ function ToolCall({ part }) {
 }
 
 export function Composer({ sessionID, busy }) {
-  const [text, setText] = useState('');
+  // The draft is kept in this browser per session, so a reload, a restart or a sign-in loses nothing.
+  const [text, setTextState] = useState(() => loadDraft(sessionID));
+  const setText = (t) => {
+    setTextState(t);
+    saveDraft(sessionID, t);
+  };
   const [sending, setSending] = useState(false);
   const c = state.composer;
   const models = modelOptions();

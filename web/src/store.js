@@ -102,6 +102,9 @@ export function reportError(e) {
 
 onUnauthorized(() => {
   if (state.auth !== 'login') {
+    // A browser that was signed in is told why the form is back (the password changed, or a logout
+    // in another tab); what it was typing stays in its drafts.
+    if (state.auth === 'ok') state.signedOut = true;
     state.auth = 'login';
     closeEvents();
     changed();
@@ -542,8 +545,11 @@ export async function login(username, password) {
   if (username) body.username = username;
   await api('POST', '/auth/login', body);
   state.auth = 'ok';
-  state.route = { view: 'sessions' };
+  state.signedOut = false;
+  // The page the address names (a #/session/… link) is where the sign-in leads.
   if (location.hash.startsWith('#/login')) navigate('#/');
+  state.route = parseRoute();
+  if (state.route.expired) state.route = { view: 'sessions' };
   openEvents();
 }
 
@@ -553,7 +559,29 @@ export async function logout() {
   } finally {
     closeEvents();
     state.auth = 'login';
+    state.signedOut = false;
     changed();
+  }
+}
+
+// ---------- drafts: what is typed but not sent, kept in this browser per session ----------
+
+const draftKey = (sessionID) => `tandem.draft.${sessionID || 'new'}`;
+
+export function loadDraft(sessionID) {
+  try {
+    return localStorage.getItem(draftKey(sessionID)) || '';
+  } catch {
+    return '';
+  }
+}
+
+export function saveDraft(sessionID, text) {
+  try {
+    if (text) localStorage.setItem(draftKey(sessionID), text);
+    else localStorage.removeItem(draftKey(sessionID));
+  } catch {
+    /* storage full or disabled: the draft lives as long as the page */
   }
 }
 
