@@ -249,7 +249,7 @@ func (s *Server) inputRequests(ctx context.Context, w *watcher) mcp.InputRequest
 		dir = sess.Directory
 	}
 	for _, r := range s.o.Permissions.List(w.sid, "") {
-		out[r.ID] = &mcp.ElicitParams{Meta: w.meta(), Message: describe(r, dir), RequestedSchema: approvalSchema()}
+		out[r.ID] = &mcp.ElicitParams{Meta: w.meta(), Message: describe(r, dir), RequestedSchema: approvalSchema(r)}
 		s.startDeadline(r.ID, func() {
 			_ = s.o.Permissions.Reply(r.ID, permission.Answer{Reply: permission.Reject, Message: fmt.Sprintf("no answer within %s; rejected", s.o.Timeout)}, pending.Who{Client: "mcp:timeout"})
 		})

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"tandem/bus"
+	"tandem/errs"
 	mcpclient "tandem/mcp"
 	"tandem/pending"
 	"tandem/permission"
@@ -562,26 +563,44 @@ func (w *watcher) progress(ctx context.Context, msg string) {
 	}
 }
 
-// Decision labels: the enum values of the approval form and their titles.
-var decisions = []struct{ value, title string }{
-	{"once", "Allow once"},
-	{"always", "Allow always for this project"},
-	{"reject", "Reject"},
-}
-
-func approvalSchema() map[string]any {
+// approvalSchema is the form of one approval: the request's own decision list (permission.Decisions,
+// the same keys, labels and patterns GET /permission shows) as a titled single-select, in its order,
+// and a message for the agent. The keys go back to the permission service unchanged, so what the
+// client can choose is exactly what the request accepts.
+func approvalSchema(r permission.Request) map[string]any {
 	oneOf := []map[string]any{}
-	for _, d := range decisions {
-		oneOf = append(oneOf, map[string]any{"const": d.value, "title": d.title})
+	needsMessage := ""
+	for _, d := range decisionsOf(r) {
+		title := d.Label
+		if len(d.Patterns) > 0 {
+			title += " (" + strings.Join(d.Patterns, ", ") + ")"
+		}
+		oneOf = append(oneOf, map[string]any{"const": d.Key, "title": title})
+		if d.Message {
+			needsMessage = d.Label
+		}
+	}
+	msgTitle := "Message to the agent (optional)"
+	if needsMessage != "" {
+		msgTitle = fmt.Sprintf("Message to the agent (required with %q)", needsMessage)
 	}
 	return map[string]any{
 		"type": "object",
 		"properties": map[string]any{
 			"decision": map[string]any{"type": "string", "title": "Decision", "oneOf": oneOf},
-			"message":  map[string]any{"type": "string", "title": "Message to the agent (optional)"},
+			"message":  map[string]any{"type": "string", "title": msgTitle},
 		},
 		"required": []string{"decision"},
 	}
+}
+
+// decisionsOf is the decision list a request carries; a request that somehow lacks one (stored by
+// an older version) gets the list the permission service makes for it.
+func decisionsOf(r permission.Request) []permission.Choice {
+	if len(r.Decisions) > 0 {
+		return r.Decisions
+	}
+	return permission.Decisions(r)
 }
 
 // describe is the approval's message: the tool, what it would do, and where.
@@ -618,14 +637,30 @@ func (w *watcher) approve(ctx context.Context, r permission.Request) {
 			return
 		}
 	} else {
-		res, err := w.req.Session.Elicit(ctx, &mcp.ElicitParams{Meta: w.meta(), Message: describe(r, dir), RequestedSchema: approvalSchema()})
-		if err == nil {
-			answer(permissionAnswer(res))
-			return
-		}
-		if ctx.Err() == nil {
-			answer(permission.Answer{Reply: permission.Reject, Message: "the approval could not be asked: " + err.Error()})
-			return
+		// An answer the request does not accept (a key it does not offer, reject-with-message without
+		// a message) is asked again with the reason, a few times, then rejected.
+		msg := describe(r, dir)
+		for attempt := 1; ; attempt++ {
+			res, err := w.req.Session.Elicit(ctx, &mcp.ElicitParams{Meta: w.meta(), Message: msg, RequestedSchema: approvalSchema(r)})
+			if err != nil {
+				if ctx.Err() == nil {
+					answer(permission.Answer{Reply: permission.Reject, Message: "the approval could not be asked: " + err.Error()})
+					return
+				}
+				break
+			}
+			err = w.s.o.Permissions.Reply(r.ID, permissionAnswer(res), who)
+			if !errs.Is(err, errs.Invalid) {
+				if err != nil {
+					w.s.o.Logger.Debug("mcp: reply", "id", r.ID, "err", err) // answered elsewhere first
+				}
+				return
+			}
+			if attempt == maxApprovalAttempts {
+				answer(permission.Answer{Reply: permission.Reject, Message: fmt.Sprintf("the MCP client gave no valid answer in %d attempts (last: %v)", attempt, err)})
+				return
+			}
+			msg = describe(r, dir) + "\n\nThat answer was not accepted: " + err.Error()
 		}
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -633,23 +668,23 @@ func (w *watcher) approve(ctx context.Context, r permission.Request) {
 	}
 }
 
-// permissionAnswer maps the spec's {action, content} onto a permission answer.
+// maxApprovalAttempts bounds how often one approval is asked again after an answer it does not accept.
+const maxApprovalAttempts = 3
+
+// permissionAnswer maps the spec's {action, content} onto a permission answer: the chosen decision
+// key, as REST's reply carries it (the permission service checks that the request offers it), with
+// the message for the agent. decline and cancel reject.
 func permissionAnswer(res *mcp.ElicitResult) permission.Answer {
 	if res.Action != "accept" {
 		verb := map[string]string{"decline": "declined", "cancel": "cancelled"}[res.Action]
 		if verb == "" {
 			verb = "did not accept"
 		}
-		return permission.Answer{Reply: permission.Reject, Message: "the user " + verb + " the approval"}
+		return permission.Answer{Decision: permission.KeyReject, Message: "the user " + verb + " the approval"}
 	}
 	msg, _ := res.Content["message"].(string)
-	switch d, _ := res.Content["decision"].(string); d {
-	case "once":
-		return permission.Answer{Reply: permission.Once, Message: msg}
-	case "always":
-		return permission.Answer{Reply: permission.Always, Message: msg}
-	}
-	return permission.Answer{Reply: permission.Reject, Message: msg}
+	key, _ := res.Content["decision"].(string)
+	return permission.Answer{Decision: key, Message: msg}
 }
 
 // questionSchema turns a question set into one form: a single-select (string with oneOf) or a

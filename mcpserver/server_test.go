@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,16 +18,51 @@ func TestElicitationAnswersBecomePermissionReplies(t *testing.T) {
 		res  mcp.ElicitResult
 		want permission.Answer
 	}{
-		{"allow once", mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, permission.Answer{Reply: permission.Once}},
-		{"allow always keeps the message", mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "always", "message": "ok"}}, permission.Answer{Reply: permission.Always, Message: "ok"}},
-		{"reject carries the message to the model", mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "reject", "message": "no"}}, permission.Answer{Reply: permission.Reject, Message: "no"}},
-		{"an unknown decision rejects", mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "maybe"}}, permission.Answer{Reply: permission.Reject}},
-		{"decline rejects", mcp.ElicitResult{Action: "decline"}, permission.Answer{Reply: permission.Reject, Message: "the user declined the approval"}},
-		{"cancel rejects", mcp.ElicitResult{Action: "cancel"}, permission.Answer{Reply: permission.Reject, Message: "the user cancelled the approval"}},
+		{"each decision key goes back as the key", mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "deny-always"}}, permission.Answer{Decision: "deny-always"}},
+		{"the message goes with the key", mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "reject-with-message", "message": "no"}}, permission.Answer{Decision: "reject-with-message", Message: "no"}},
+		{"an unknown key is passed on for the permission service to refuse", mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "maybe"}}, permission.Answer{Decision: "maybe"}},
+		{"decline rejects", mcp.ElicitResult{Action: "decline"}, permission.Answer{Decision: "reject", Message: "the user declined the approval"}},
+		{"cancel rejects", mcp.ElicitResult{Action: "cancel"}, permission.Answer{Decision: "reject", Message: "the user cancelled the approval"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := permissionAnswer(&tc.res); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTheApprovalFormIsTheRequestsDecisionList: the form offers the request's decisions, in their
+// order, titled with their labels and patterns, and nothing else.
+func TestTheApprovalFormIsTheRequestsDecisionList(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		req  permission.Request
+		keys []string
+	}{
+		{"a command that can be judged offers every key", permission.Request{Permission: "bash", Patterns: []string{"git push origin"}, Always: []string{"git push *"}, Metadata: map[string]any{}},
+			[]string{"once", "session", "always", "reject", "reject-with-message", "deny-always"}},
+		{"a command that cannot be judged offers nothing lasting", permission.Request{Permission: "bash", Patterns: []string{`eval "$x"`}, Metadata: map[string]any{"unjudged": []string{"eval"}}},
+			[]string{"once", "reject", "reject-with-message"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.Decisions = permission.Decisions(tc.req)
+			schema := approvalSchema(tc.req)
+			decision := schema["properties"].(map[string]any)["decision"].(map[string]any)
+			var keys []string
+			for i, c := range decision["oneOf"].([]map[string]any) {
+				d := tc.req.Decisions[i]
+				keys = append(keys, c["const"].(string))
+				if title := c["title"].(string); !strings.HasPrefix(title, d.Label) || !strings.Contains(title, d.Patterns[0]) {
+					t.Fatalf("title %q of %s: want its label %q and patterns %v", title, d.Key, d.Label, d.Patterns)
+				}
+			}
+			if !slices.Equal(keys, tc.keys) {
+				t.Fatalf("keys %v, want %v", keys, tc.keys)
+			}
+			msg := schema["properties"].(map[string]any)["message"].(map[string]any)["title"].(string)
+			if !strings.Contains(msg, "required with") {
+				t.Fatalf("the message field does not say when it is required: %q", msg)
 			}
 		})
 	}

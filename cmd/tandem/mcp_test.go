@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -78,37 +79,121 @@ func TestMCPStartReplyAndSessions(t *testing.T) {
 	}
 }
 
+// TestMCPApprovalThroughElicitation: the approval form is the request's decision list, and each of
+// its keys, chosen in the MCP client, has the effect it has over REST.
 func TestMCPApprovalThroughElicitation(t *testing.T) {
+	type grant struct{ Permission, Pattern, Action string }
 	for _, proto := range mcpVersions {
 		t.Run("over "+proto, func(t *testing.T) {
 			for _, tc := range []struct {
 				name, decision, message string
 				wantOutput              bool
+				wantGrants              []grant
+				secondAsks              bool // the same command again in the session asks again
 			}{
-				{"allow once runs the command", "once", "", true},
-				{"allow always runs the command and remembers it", "always", "", true},
-				{"reject with a message stops the command", "reject", "not today", false},
+				{name: "allow once runs the command and remembers nothing", decision: "once", wantOutput: true, secondAsks: true},
+				{name: "allow for the session runs it, and the same family again in the session without asking, storing no grant",
+					decision: "session", wantOutput: true},
+				{name: "allow always runs it and stores an allow grant for the family", decision: "always", wantOutput: true,
+					wantGrants: []grant{{"bash", "echo *", "allow"}}},
+				{name: "reject with a message stops the command and tells the agent", decision: "reject", message: "not today", secondAsks: true},
+				{name: "reject-with-message stops the command and tells the agent", decision: "reject-with-message", message: "use printf", secondAsks: true},
+				{name: "deny-always stops it and stores a deny grant, so the next call is refused without asking",
+					decision: "deny-always", wantGrants: []grant{{"bash", "echo *", "deny"}}},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					td := startTandem(t, setup{})
-					var asked atomic.Value
+					var asked atomic.Int32
+					var first struct {
+						message string
+						schema  json.RawMessage
+					}
 					cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
 						ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-							asked.Store(req.Params.Message)
+							if asked.Add(1) == 1 {
+								first.message = req.Params.Message
+								first.schema, _ = json.Marshal(req.Params.RequestedSchema)
+							}
 							return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": tc.decision, "message": tc.message}}, nil
 						},
 					}, proto)
 					_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo elicited"})
-					msg, _ := asked.Load().(string)
-					if !strings.Contains(msg, "echo elicited") || !strings.Contains(msg, td.project) {
-						t.Fatalf("elicitation message %q names neither the command nor the directory", msg)
+					sid := out["sessionId"].(string)
+					if !strings.Contains(first.message, "echo elicited") || !strings.Contains(first.message, td.project) {
+						t.Fatalf("elicitation message %q names neither the command nor the directory", first.message)
 					}
-					status, detail := lastTool(t, td, out["sessionId"].(string))
+					var schema struct {
+						Properties struct {
+							Decision struct {
+								OneOf []struct{ Const, Title string }
+							}
+						}
+					}
+					if err := json.Unmarshal(first.schema, &schema); err != nil {
+						t.Fatal(err)
+					}
+					var keys []string
+					for _, c := range schema.Properties.Decision.OneOf {
+						keys = append(keys, c.Const)
+					}
+					if !slices.Equal(keys, everyKey) || !strings.Contains(schema.Properties.Decision.OneOf[2].Title, "echo *") {
+						t.Fatalf("the form offers %v (%s), want the request's decisions %v", keys, first.schema, everyKey)
+					}
+					status, detail := lastTool(t, td, sid)
 					if tc.wantOutput != (status == "completed" && detail == "elicited\n") {
 						t.Fatalf("%s: tool %s %q", tc.decision, status, detail)
 					}
 					if tc.message != "" && !strings.Contains(detail, tc.message) {
 						t.Fatalf("reject message missing from %q", detail)
+					}
+					var grants []grant
+					td.call(t, http.MethodGet, "/permission/grant", "", http.StatusOK, &grants)
+					if !slices.Equal(grants, tc.wantGrants) {
+						t.Fatalf("grants %+v, want %+v", grants, tc.wantGrants)
+					}
+					var history []struct{ Reply, Client string }
+					td.call(t, http.MethodGet, "/permission/history?sessionID="+sid, "", http.StatusOK, &history)
+					if len(history) != 1 || history[0].Reply != tc.decision || history[0].Client != "mcp:mcp-test" {
+						t.Fatalf("decision log %+v, want %s by mcp:mcp-test", history, tc.decision)
+					}
+
+					callTool(t, cs, "tandem-reply", map[string]any{"sessionId": sid, "prompt": "run: echo again"})
+					if got := asked.Load() == 2; got != tc.secondAsks {
+						t.Fatalf("the same family again in the session: asked %d times in all", asked.Load())
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestMCPApprovalAnswerTheRequestRefusesIsAskedAgain: an answer the permission service refuses
+// (reject-with-message without a message) is not taken; the client is asked again and its valid
+// answer counts. (A key outside the form cannot arrive: the SDK checks the answer against the form.)
+func TestMCPApprovalAnswerTheRequestRefusesIsAskedAgain(t *testing.T) {
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			for _, tc := range []struct {
+				name  string
+				first map[string]any
+			}{
+				{"reject-with-message without a message", map[string]any{"decision": "reject-with-message"}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					td := startTandem(t, setup{})
+					var asked atomic.Int32
+					cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
+						ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+							if asked.Add(1) == 1 {
+								return &mcp.ElicitResult{Action: "accept", Content: tc.first}, nil
+							}
+							return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "reject-with-message", "message": "second try"}}, nil
+						},
+					}, proto)
+					_, out := callTool(t, cs, "tandem", map[string]any{"prompt": `run: eval "$(echo echo x)"`})
+					status, detail := lastTool(t, td, out["sessionId"].(string))
+					if asked.Load() != 2 || status != "error" || !strings.Contains(detail, "second try") {
+						t.Fatalf("asked %d times; tool %s %q", asked.Load(), status, detail)
 					}
 				})
 			}
