@@ -38,6 +38,8 @@ type DB struct {
 	writing sync.Mutex
 	// sessionsVersion changes after every committed change to the sessions table.
 	sessionsVersion atomic.Uint64
+	// parts keeps recently read parts by message, dropped on every committed change to them.
+	parts partCache
 }
 
 // Queries runs the store's statements, either on the pool or inside one transaction (tx set).
@@ -47,6 +49,10 @@ type Queries struct {
 	// sessionsTouched: the transaction changed the sessions table, and committing it changes
 	// SessionsVersion.
 	sessionsTouched bool
+	// partsTouched: the messages whose parts the transaction changed (allParts: any message's),
+	// whose cached parts are dropped when it commits.
+	partsTouched []string
+	allParts     bool
 }
 
 // SessionsVersion is a number that changes after every committed change to the sessions table
@@ -61,6 +67,24 @@ func (s *Queries) sessionsChanged() {
 		return
 	}
 	s.db.sessionsVersion.Add(1)
+}
+
+// partsChanged is called after each statement that changes a message's parts.
+func (s *Queries) partsChanged(messageID string) {
+	if s.tx != nil {
+		s.partsTouched = append(s.partsTouched, messageID)
+		return
+	}
+	s.db.parts.changed([]string{messageID}, false)
+}
+
+// allPartsChanged is called after a statement that may change the parts of any message.
+func (s *Queries) allPartsChanged() {
+	if s.tx != nil {
+		s.allParts = true
+		return
+	}
+	s.db.parts.changed(nil, true)
 }
 
 // prepared returns the cached prepared statement for a query.
@@ -340,6 +364,7 @@ func escapeLike(s string) string {
 func (s *Queries) DeleteSession(ctx context.Context, id string) error {
 	res, err := s.exec(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 	s.sessionsChanged()
+	s.allPartsChanged() // its messages' parts go with it
 	if err != nil {
 		return wrap("delete session", err)
 	}
@@ -376,6 +401,7 @@ func (s *Queries) PutMessage(ctx context.Context, m Message) error {
 func (s *Queries) PutPart(ctx context.Context, p Part) error {
 	_, err := s.exec(ctx, `INSERT INTO parts (id, message_id, session_id, data) VALUES (?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, p.ID, p.MessageID, p.SessionID, p.Data)
+	s.partsChanged(p.MessageID)
 	return wrap("put part", err)
 }
 
@@ -441,17 +467,46 @@ func (s *Queries) ListMessages(ctx context.Context, q MessageQuery) ([]Message, 
 	return msgs, parts, err
 }
 
-// partsOf reads the parts of msgs: those of the session whose message ID lies between the
-// smallest and the largest of msgs' IDs, keeping the ones of msgs.
+// partsOf returns the parts of msgs. Outside a transaction, those of messages read recently come
+// from the cache; the others are read, and cached.
 func (s *Queries) partsOf(ctx context.Context, sessionID string, msgs []Message) (map[string][]Part, error) {
-	out := make(map[string][]Part, len(msgs))
-	if len(msgs) == 0 {
+	if s.tx != nil || len(msgs) == 0 {
+		ids := make([]string, len(msgs))
+		for i, m := range msgs {
+			ids[i] = m.ID
+		}
+		return s.readParts(ctx, sessionID, ids)
+	}
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	out, missing, version := s.db.parts.get(ids)
+	if len(missing) == 0 {
 		return out, nil
 	}
-	lo, hi := msgs[0].ID, msgs[0].ID
-	for _, m := range msgs {
-		lo, hi = min(lo, m.ID), max(hi, m.ID)
-		out[m.ID] = nil
+	read, err := s.readParts(ctx, sessionID, missing)
+	if err != nil {
+		return nil, err
+	}
+	s.db.parts.put(read, version)
+	for id, ps := range read {
+		out[id] = slices.Clip(ps)
+	}
+	return out, nil
+}
+
+// readParts reads the parts of the messages ids: those of the session whose message ID lies
+// between the smallest and the largest of ids, keeping the ones of ids.
+func (s *Queries) readParts(ctx context.Context, sessionID string, ids []string) (map[string][]Part, error) {
+	out := make(map[string][]Part, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	lo, hi := ids[0], ids[0]
+	for _, id := range ids {
+		lo, hi = min(lo, id), max(hi, id)
+		out[id] = nil
 	}
 	rows, err := s.query(ctx, `SELECT message_id, id, data FROM parts WHERE session_id = ? AND message_id BETWEEN ? AND ? ORDER BY message_id, id`,
 		sessionID, lo, hi)
@@ -519,7 +574,9 @@ func (s *Queries) MessageCursor(ctx context.Context, sessionID, messageID string
 
 // DeleteMessage removes a message of a session and its parts; ErrNotFound when there is none.
 func (s *Queries) DeleteMessage(ctx context.Context, sessionID, messageID string) error {
-	if _, err := s.exec(ctx, `DELETE FROM parts WHERE message_id = ? AND session_id = ?`, messageID, sessionID); err != nil {
+	_, err := s.exec(ctx, `DELETE FROM parts WHERE message_id = ? AND session_id = ?`, messageID, sessionID)
+	s.partsChanged(messageID)
+	if err != nil {
 		return wrap("delete message parts", err)
 	}
 	res, err := s.exec(ctx, `DELETE FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID)
@@ -537,6 +594,7 @@ func (s *Queries) DeleteMessage(ctx context.Context, sessionID, messageID string
 // DeletePart removes one part of a message; ErrNotFound when there is none.
 func (s *Queries) DeletePart(ctx context.Context, sessionID, messageID, partID string) error {
 	res, err := s.exec(ctx, `DELETE FROM parts WHERE id = ? AND message_id = ? AND session_id = ?`, partID, messageID, sessionID)
+	s.partsChanged(messageID)
 	if err != nil {
 		return wrap("delete part", err)
 	}
@@ -621,6 +679,9 @@ func (s *DB) Tx(ctx context.Context, fn func(q Tx) error) error {
 	err = tx.Commit()
 	if q.sessionsTouched {
 		s.sessionsVersion.Add(1)
+	}
+	if q.allParts || len(q.partsTouched) > 0 {
+		s.parts.changed(q.partsTouched, q.allParts)
 	}
 	return wrap("commit", err)
 }
