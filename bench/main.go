@@ -50,7 +50,7 @@ var full = sizes{
 }
 
 var smoke = sizes{
-	starts: 1, latency: 100, load: 300 * time.Millisecond, prompts: 20, window: 5, pages: 5,
+	starts: 1, latency: 100, load: 300 * time.Millisecond, prompts: 10, window: 3, pages: 5,
 	permissions: 2, sseClients: 50, sseRounds: 2, ptyZeros: 750_000, ptyRuns: 1,
 	sessionLevels: []int{10, 100}, growthLatencies: 20,
 }

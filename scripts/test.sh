@@ -68,6 +68,15 @@ mkdir -p bin
 CGO_ENABLED=0 go build -trimpath -o bin/tandem ./cmd/tandem
 export TANDEM_BIN="$PWD/bin/tandem"
 
+echo "== the benchmark harness, every figure at a small size (no thresholds: shared machines are noisy)"
+opencode_bin="compat/node_modules/opencode-linux-x64/bin/opencode"
+if [ -x "$opencode_bin" ]; then
+  go run ./bench -smoke -tandem "$TANDEM_BIN" -opencode "$opencode_bin"
+else
+  missing "OpenCode's side of the benchmark smoke: no $opencode_bin (npm ci in compat/)"
+  go run ./bench -smoke -tandem "$TANDEM_BIN" -opencode off
+fi
+
 echo "== the README, pasted into a shell as a newcomer would (scripts/readme-test.sh)"
 if command -v jq >/dev/null && command -v curl >/dev/null; then
   bash scripts/readme-test.sh
