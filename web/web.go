@@ -32,6 +32,8 @@ var contentTypes = map[string]string{
 	".json":  "application/json",
 	".wasm":  "application/wasm",
 	".html":  "text/html; charset=utf-8",
+	// The installable app's manifest (web/public, copied to dist as is).
+	".webmanifest": "application/manifest+json",
 }
 
 func contentType(name string) string {
@@ -88,6 +90,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(h.index))
 	case strings.HasPrefix(r.URL.Path, "/assets/"):
 		h.serveAsset(w, r)
+	case IsAppFile(r.URL.Path):
+		h.serveAppFile(w, r)
 	default:
 		h.notFound.ServeHTTP(w, r)
 	}
@@ -98,6 +102,29 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func IsSharePage(path string) bool {
 	token, ok := strings.CutPrefix(path, "/s/")
 	return ok && token != "" && !strings.Contains(token, "/")
+}
+
+// IsAppFile reports whether path is one of the files that make the UI an installable app: the
+// service worker (/sw.js, served from the root so that its scope is the whole UI), the manifest
+// and its icons. Their names are fixed, so they are revalidated rather than cached for good.
+func IsAppFile(path string) bool {
+	return path == "/sw.js" || path == "/manifest.webmanifest" || strings.HasPrefix(path, "/icons/")
+}
+
+func (h *handler) serveAppFile(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/")
+	if !fs.ValidPath(name) || strings.HasSuffix(name, "/") {
+		h.notFound.ServeHTTP(w, r)
+		return
+	}
+	data, err := fs.ReadFile(h.files, name)
+	if err != nil {
+		h.notFound.ServeHTTP(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", contentType(name))
+	w.Header().Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
 }
 
 func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request) {

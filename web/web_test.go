@@ -128,3 +128,39 @@ func TestAMissingAssetIsAnsweredByTheGivenNotFoundHandler(t *testing.T) {
 		}
 	}
 }
+
+func TestHandlerServesTheInstallableAppFiles(t *testing.T) {
+	srv := httptest.NewServer(Handler(nil))
+	defer srv.Close()
+
+	_, index := get(t, srv, "/")
+	if !strings.Contains(index, `rel="manifest" href="/manifest.webmanifest"`) {
+		t.Errorf("index.html does not link the manifest:\n%s", index)
+	}
+	res, body := get(t, srv, "/manifest.webmanifest")
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/manifest+json" {
+		t.Fatalf("manifest: %d %q", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	icons := regexp.MustCompile(`"src": "(/icons/[^"]+)"`).FindAllStringSubmatch(body, -1)
+	if len(icons) < 2 || !strings.Contains(body, `"display": "standalone"`) {
+		t.Fatalf("manifest lacks icons or standalone display:\n%s", body)
+	}
+	for _, m := range icons {
+		res, data := get(t, srv, m[1])
+		if res.StatusCode != http.StatusOK || (strings.HasSuffix(m[1], ".png") && !strings.HasPrefix(data, "\x89PNG")) {
+			t.Errorf("icon %s: %d %q", m[1], res.StatusCode, res.Header.Get("Content-Type"))
+		}
+	}
+	res, sw := get(t, srv, "/sw.js")
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/javascript; charset=utf-8" || res.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("sw.js: %d %q %q", res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Cache-Control"))
+	}
+	for _, want := range []string{"addEventListener('push'", "addEventListener('notificationclick'", "'/push/action'"} {
+		if !strings.Contains(sw, want) {
+			t.Errorf("sw.js lacks %s", want)
+		}
+	}
+	if res, _ := get(t, srv, "/icons/../index.html"); res.StatusCode == http.StatusOK && res.Request.URL.Path != "/index.html" {
+		t.Errorf("path escape served")
+	}
+}

@@ -36,6 +36,7 @@ import (
 	"tandem/store"
 	"tandem/tool"
 	"tandem/web"
+	"tandem/webpush"
 )
 
 // Options configure one tandem server process.
@@ -96,6 +97,7 @@ type services struct {
 	tools     func() []tool.Tool
 	mcpHTTP   http.Handler // tandem as an MCP server over Streamable HTTP
 	fileIndex *files.Index // the file lists of the directories clients search
+	push      *webpush.Service
 	env       func(string) string
 	log       *slog.Logger
 }
@@ -126,6 +128,7 @@ func (s services) api() *routes.API {
 			&routes.Commands{Service: &command.Service{Config: s.runtime.Load, Env: s.env, Sessions: s.sessions, Bus: s.bus, Logger: s.log}},
 			&routes.Tools{All: s.tools},
 			&routes.Files{Index: s.fileIndex, ProjectID: projectID},
+			&routes.Push{Service: s.push, Permissions: s.perms},
 		},
 	}
 }
@@ -181,6 +184,11 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	if u := cfg.Untrusted; u != nil {
 		o.Logger.Warn("the project's own configuration may only tighten your rules until you trust it: run `tandem trust "+u.Directory+"`",
 			"file", u.File, "ignored", u.Ignored)
+	}
+	m.push, err = webpush.Open(ctx, webpush.Options{DB: m.db, Logger: o.Logger})
+	if err != nil {
+		m.db.Close()
+		return nil, err
 	}
 	m.questions = question.New(question.Options{Bus: m.bus, DB: m.db, Timeout: pcfg.Timeout, Logger: o.Logger})
 	m.mcp = mcp.New(ctx, mcp.Options{Bus: m.bus, DB: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
@@ -284,7 +292,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 func uiPages(ui http.Handler, whole bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		read := r.Method == http.MethodGet || r.Method == http.MethodHead
-		if read && (strings.HasPrefix(r.URL.Path, "/assets/") || web.IsSharePage(r.URL.Path) || whole && r.URL.Path == "/") {
+		if read && (strings.HasPrefix(r.URL.Path, "/assets/") || web.IsSharePage(r.URL.Path) || whole && (r.URL.Path == "/" || web.IsAppFile(r.URL.Path))) {
 			ui.ServeHTTP(w, r)
 			return
 		}

@@ -4,6 +4,7 @@ import './style.css';
 import { useStore, state, start, login, logout, pendingList, dismissToast } from './store.js';
 import { SessionList, SessionView, Composer } from './session.jsx';
 import { PendingDialog, PendingBadge } from './pending.jsx';
+import { PushToggle } from './push.jsx';
 import { TerminalView } from './terminal.jsx';
 import { McpView } from './mcp.jsx';
 import { SharedSession } from './share.jsx';
@@ -39,6 +40,7 @@ function Header({ pending }) {
         <span class="dot" />
         <span class="conn-label">{connLabel[state.conn]}</span>
       </span>
+      <PushToggle />
       <PendingBadge count={pending} />
       <button class="ghost logout" onClick={logout} title="Log out">
         Log out

@@ -1,0 +1,132 @@
+// tandem's service worker: it shows the notifications tandem pushes (a request waiting for a
+// person, and later how it ended) and answers their Approve / Reject buttons. A button posts the
+// single-use token tandem put in that notification for that request and that decision to
+// /push/action on this origin, without cookies or the password: the token is the only credential.
+// Tapping the notification itself opens the request's dialog in the web UI.
+
+self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+
+self.addEventListener('push', (event) => {
+  let msg = null;
+  try {
+    msg = event.data ? event.data.json() : null;
+  } catch {
+    msg = null;
+  }
+  if (!msg || typeof msg !== 'object') {
+    msg = { type: 'asked', title: 'tandem', body: event.data ? event.data.text() : 'Something is waiting for you.', url: '/' };
+  }
+  event.waitUntil(show(msg));
+});
+
+function tagOf(requestID) {
+  return requestID ? 'tandem-' + requestID : 'tandem';
+}
+
+/** Shows a pushed message; a request's later messages replace its notification (same tag). */
+function show(msg) {
+  const asked = msg.type === 'asked';
+  const options = {
+    body: msg.body || '',
+    tag: tagOf(msg.requestID),
+    icon: '/icons/icon-192.png',
+    badge: '/icons/icon-192.png',
+    renotify: asked,
+    requireInteraction: asked,
+    silent: !asked,
+    timestamp: Date.now(),
+    data: { type: msg.type, requestID: msg.requestID || null, url: msg.url || '/', tokens: {}, labels: {}, expires: msg.expires || 0 },
+  };
+  if (asked && Array.isArray(msg.actions) && msg.actions.length) {
+    options.actions = msg.actions.map((a) => ({ action: a.action, title: a.title }));
+    for (const a of msg.actions) {
+      options.data.tokens[a.action] = a.token;
+      options.data.labels[a.action] = a.title;
+    }
+  }
+  return self.registration.showNotification(msg.title || 'tandem', options);
+}
+
+self.addEventListener('notificationclick', (event) => {
+  const n = event.notification;
+  const data = n.data || {};
+  const token = event.action ? data.tokens?.[event.action] : null;
+  n.close();
+  event.waitUntil(token ? answer(data, event.action, token, n.title) : openApp(data.url));
+});
+
+/** Answers the request with a button's token and says how it went, in place of the notification. */
+async function answer(data, action, token, title) {
+  const label = data.labels?.[action] || action;
+  let res;
+  let body = {};
+  try {
+    res = await fetch('/push/action', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token }),
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+    body = await res.json().catch(() => ({}));
+  } catch (e) {
+    return note(data, 'tandem could not be reached', `${title}\nTap to open tandem and answer there.`);
+  }
+  if (res.ok) return note(data, `${label}: done`, title);
+  const d = body?.data || {};
+  if (res.status === 409) {
+    const r = d.reply;
+    const what = typeof r === 'string' ? r : r?.decision || r?.reply || d.cause || 'answered';
+    return note(data, `Already answered (${what})${d.by ? ' by ' + d.by : ''}`, title);
+  }
+  // Expired, used, or the request is gone: the web UI shows where it stands.
+  return openApp(data.url);
+}
+
+function note(data, title, body) {
+  return self.registration.showNotification(title, {
+    body: body || '',
+    tag: tagOf(data.requestID),
+    icon: '/icons/icon-192.png',
+    badge: '/icons/icon-192.png',
+    silent: true,
+    data: { type: 'note', requestID: data.requestID, url: data.url || '/', tokens: {}, labels: {} },
+  });
+}
+
+/** Focuses an open tandem window on url, or opens one. */
+async function openApp(url) {
+  const target = new URL(url || '/', self.location.origin).href;
+  const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  for (const w of windows) {
+    if (new URL(w.url).origin !== self.location.origin) continue;
+    try {
+      const focused = await w.focus();
+      return await (focused || w).navigate(target);
+    } catch {
+      /* try the next window, or open one */
+    }
+  }
+  return self.clients.openWindow(target);
+}
+
+// The push service renewed the subscription: tell tandem the new one (the browser's session
+// cookie goes with it when it is still valid; otherwise the next visit subscribes again).
+self.addEventListener('pushsubscriptionchange', (event) => {
+  event.waitUntil(
+    (async () => {
+      const old = event.oldSubscription;
+      const sub =
+        event.newSubscription ||
+        (old && (await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: old.options.applicationServerKey })));
+      if (!sub) return;
+      await fetch('/push/subscription', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(sub.toJSON()),
+        credentials: 'same-origin',
+      });
+    })().catch(() => {}),
+  );
+});
