@@ -23,6 +23,7 @@ type Client struct {
 	base string       // no trailing slash
 	hc   *http.Client // adds the credentials
 	dir  string       // sent as x-opencode-directory when set
+	name string       // sent as X-Tandem-Client: who answered, in the decision log and the replied events
 }
 
 // InDirectory returns a client whose calls are scoped to the project directory dir (absolute): the
@@ -30,6 +31,14 @@ type Client struct {
 func (c *Client) InDirectory(dir string) *Client {
 	cp := *c
 	cp.dir = dir
+	return &cp
+}
+
+// Named returns a copy of c that names itself name to the server (X-Tandem-Client), so the decision
+// log and the other clients see who answered.
+func (c *Client) Named(name string) *Client {
+	cp := *c
+	cp.name = name
 	return &cp
 }
 
@@ -87,6 +96,9 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body io.Re
 	req.Header.Set("Accept", "application/json")
 	if c.dir != "" {
 		req.Header.Set("x-opencode-directory", url.PathEscape(c.dir))
+	}
+	if c.name != "" {
+		req.Header.Set("X-Tandem-Client", c.name)
 	}
 	return req, nil
 }

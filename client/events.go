@@ -26,11 +26,22 @@ type Stream struct {
 	events chan Event
 	err    error
 	done   chan struct{}
+	lost   func(error)
 }
 
+// StreamOption tunes an event stream.
+type StreamOption func(*Stream)
+
+// OnDisconnect calls f (from the stream's goroutine) each time a connection ends and the stream
+// starts to reconnect; the next server.connected event says it is back.
+func OnDisconnect(f func(error)) StreamOption { return func(s *Stream) { s.lost = f } }
+
 // Events opens the event stream; it runs until ctx ends. The first event is server.connected.
-func (c *Client) Events(ctx context.Context) *Stream {
+func (c *Client) Events(ctx context.Context, opts ...StreamOption) *Stream {
 	s := &Stream{c: c, events: make(chan Event, 256), done: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
+	}
 	go s.run(ctx)
 	return s
 }
@@ -65,6 +76,9 @@ func (s *Stream) run(ctx context.Context) {
 		}
 		if n > 0 {
 			failures = 0
+		}
+		if s.lost != nil {
+			s.lost(err)
 		}
 		failures++
 		if failures > 10 {

@@ -22,6 +22,7 @@ const extensions = [
   /^GET \/permission\[\]\.decisions$/, // a pending permission lists the answers valid for it…
   /^(global )?permission\.asked\.(payload\.)?properties\.decisions$/, // …in the list and in the event
   /^(global )?permission\.replied\.(payload\.)?properties\.decision$/, // the decision key that was chosen (session, deny-always, …)
+  /^(global )?(permission|question)\.(replied|rejected)\.(payload\.)?properties\.client$/, // who answered, so other clients can say so
 ];
 
 /** Event types tandem adds; OpenCode's Event union has no schema for them. */

@@ -114,12 +114,15 @@ type elicitationReplied struct {
 	// disconnected or crashed, or the turn was aborted).
 	Cause  string `json:"cause"`
 	Reason string `json:"reason,omitempty"`
+	// Client is who answered (X-Tandem-Client or User-Agent), for a reply.
+	Client string `json:"client,omitempty"`
 }
 
 func (m *Manager) elicitationResolved(it pending.Item[Elicitation], r pending.Resolution[ElicitationReply]) {
 	e := it.Request
 	m.publish(e.directory, "mcp.elicitation.replied", elicitationReplied{
 		ID: e.ID, Server: e.Server, SessionID: e.SessionID, Action: r.Reply.Action, Cause: string(r.Cause), Reason: r.Reason,
+		Client: r.By.Client,
 	})
 }
 

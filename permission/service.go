@@ -170,6 +170,7 @@ func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[Answer
 	req := it.Request
 	s.publish(req.directory, "permission.replied", map[string]any{
 		"sessionID": req.SessionID, "requestID": req.ID, "reply": r.Reply.Reply, "decision": r.Reply.key(), "cause": string(r.Cause),
+		"client": r.By.Client,
 	})
 }
 

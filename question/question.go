@@ -223,11 +223,13 @@ type repliedEvent struct {
 	SessionID string   `json:"sessionID"`
 	RequestID string   `json:"requestID"`
 	Answers   []Answer `json:"answers"`
+	Client    string   `json:"client,omitempty"` // who answered (X-Tandem-Client or User-Agent; tandem extension)
 }
 
 type rejectedEvent struct {
 	SessionID string `json:"sessionID"`
 	RequestID string `json:"requestID"`
+	Client    string `json:"client,omitempty"` // who dismissed it; empty for timeouts and cancellations
 }
 
 // resolved announces the end of a question. Timeouts and cancellations are announced as rejections,
@@ -235,10 +237,10 @@ type rejectedEvent struct {
 func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[outcome]) {
 	req := it.Request
 	if r.Cause == pending.Replied && !r.Reply.Rejected {
-		s.publish(req.Directory, "question.replied", repliedEvent{SessionID: req.SessionID, RequestID: req.ID, Answers: r.Reply.Answers})
+		s.publish(req.Directory, "question.replied", repliedEvent{SessionID: req.SessionID, RequestID: req.ID, Answers: r.Reply.Answers, Client: r.By.Client})
 		return
 	}
-	s.publish(req.Directory, "question.rejected", rejectedEvent{SessionID: req.SessionID, RequestID: req.ID})
+	s.publish(req.Directory, "question.rejected", rejectedEvent{SessionID: req.SessionID, RequestID: req.ID, Client: r.By.Client})
 }
 
 // Ask publishes a question set and blocks until it is answered, rejected (ErrDismissed), timed out

@@ -123,7 +123,7 @@ func TestAReplyReachesTheAskerAndIsAnnounced(t *testing.T) {
 		t.Fatalf("Ask = %v, %v", got.answers, got.err)
 	}
 	typ, props := h.next(t)
-	want := map[string]any{"sessionID": "ses_1", "requestID": req.ID, "answers": []any{[]any{"Blue"}}}
+	want := map[string]any{"sessionID": "ses_1", "requestID": req.ID, "answers": []any{[]any{"Blue"}}, "client": "test"}
 	if typ != "question.replied" || !cmp.Equal(props, want) {
 		t.Fatalf("event %s %v, want question.replied %v", typ, props, want)
 	}

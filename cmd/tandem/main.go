@@ -33,6 +33,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(false), newServeCommand(true), newOpenAPICommand(), newDiscoverCommand(), newWatchdogCommand(), newTrustCommand(), newMCPCommand(), newACPCommand(), newRunCommand())
+	root.AddCommand(newServeCommand(false), newServeCommand(true), newOpenAPICommand(), newDiscoverCommand(), newWatchdogCommand(), newTrustCommand(), newMCPCommand(), newACPCommand(), newRunCommand(), newAttachCommand())
 	return root
 }

@@ -1,0 +1,241 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/glamour"
+	"github.com/charmbracelet/glamour/styles"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"tandem/session"
+)
+
+var (
+	styleUser     = lipgloss.NewStyle().Border(lipgloss.ThickBorder(), false, false, false, true).BorderForeground(lipgloss.Color("12")).PaddingLeft(1)
+	styleDim      = lipgloss.NewStyle().Foreground(lipgloss.Color("8"))
+	styleTool     = lipgloss.NewStyle().Foreground(lipgloss.Color("14")).Bold(true)
+	styleOK       = lipgloss.NewStyle().Foreground(lipgloss.Color("10"))
+	styleBad      = lipgloss.NewStyle().Foreground(lipgloss.Color("9"))
+	styleWarn     = lipgloss.NewStyle().Foreground(lipgloss.Color("11"))
+	styleAdd      = lipgloss.NewStyle().Foreground(lipgloss.Color("10"))
+	styleDel      = lipgloss.NewStyle().Foreground(lipgloss.Color("9"))
+	styleHunk     = lipgloss.NewStyle().Foreground(lipgloss.Color("14"))
+	styleOutput   = lipgloss.NewStyle().Foreground(lipgloss.Color("7"))
+	styleStatus   = lipgloss.NewStyle().Background(lipgloss.Color("236")).Foreground(lipgloss.Color("252"))
+	styleBadge    = lipgloss.NewStyle().Background(lipgloss.Color("3")).Foreground(lipgloss.Color("0")).Bold(true)
+	styleSel      = lipgloss.NewStyle().Reverse(true)
+	styleBox      = lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color("11")).Padding(0, 1)
+	styleTitle    = lipgloss.NewStyle().Bold(true)
+	styleFieldErr = lipgloss.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)
+)
+
+// toolLines is how many lines of a tool's output show while collapsed (the newest ones).
+const toolLines = 12
+
+// renderer turns parts into terminal text, caching each part's rendering until it changes.
+type renderer struct {
+	width int
+	md    *glamour.TermRenderer
+	cache map[string]cached
+}
+
+type cached struct {
+	key string
+	out string
+}
+
+func newRenderer() *renderer { return &renderer{width: 80, cache: map[string]cached{}} }
+
+func (r *renderer) setWidth(w int) {
+	if w != r.width || r.md == nil {
+		r.width = w
+		r.md = nil
+		clear(r.cache)
+	}
+}
+
+func (r *renderer) markdown(text string) string {
+	if r.md == nil {
+		md, err := glamour.NewTermRenderer(glamour.WithStyles(styles.DarkStyleConfig), glamour.WithWordWrap(max(r.width-4, 20)))
+		if err != nil {
+			return text
+		}
+		r.md = md
+	}
+	out, err := r.md.Render(text)
+	if err != nil {
+		return text
+	}
+	return strings.Trim(out, "\n")
+}
+
+// conversation renders every message of the session.
+func (r *renderer) conversation(c *conversation, thinking, fullTool bool) string {
+	var b strings.Builder
+	for _, m := range c.msgs {
+		out := r.message(m, thinking, fullTool)
+		if out == "" {
+			continue
+		}
+		b.WriteString(out)
+		b.WriteString("\n\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (r *renderer) message(m *message, thinking, fullTool bool) string {
+	var blocks []string
+	if m.info.Role == "user" {
+		var texts []string
+		for _, p := range m.parts {
+			switch {
+			case p.Type == "text" && p.Text != nil && !p.Synthetic:
+				texts = append(texts, *p.Text)
+			case p.Type == "file":
+				texts = append(texts, "📎 "+p.Filename)
+			}
+		}
+		if len(texts) == 0 {
+			return ""
+		}
+		return styleUser.Width(max(r.width-2, 10)).Render(strings.Join(texts, "\n"))
+	}
+	for _, p := range m.parts {
+		if out := r.part(p, thinking, fullTool); out != "" {
+			blocks = append(blocks, out)
+		}
+	}
+	if e := m.info.Error; e != nil && e.Name != "MessageAbortedError" {
+		blocks = append(blocks, styleBad.Render("✗ "+errorText(e)))
+	} else if e != nil {
+		blocks = append(blocks, styleWarn.Render("■ stopped"))
+	}
+	return strings.Join(blocks, "\n")
+}
+
+func (r *renderer) part(p *session.Part, thinking, fullTool bool) string {
+	text := ""
+	if p.Text != nil {
+		text = *p.Text
+	}
+	switch p.Type {
+	case "text":
+		if p.Synthetic || strings.TrimSpace(text) == "" {
+			return ""
+		}
+		key := fmt.Sprintf("t%d", len(text))
+		if c, ok := r.cache[p.ID]; ok && c.key == key {
+			return c.out
+		}
+		out := r.markdown(text)
+		r.cache[p.ID] = cached{key, out}
+		return out
+	case "reasoning":
+		if strings.TrimSpace(text) == "" {
+			return ""
+		}
+		if !thinking {
+			return styleDim.Render(fmt.Sprintf("▸ thinking (%d lines) — ctrl+r shows it", strings.Count(strings.TrimSpace(text), "\n")+1))
+		}
+		return styleDim.Render("▾ thinking\n" + wrap(text, r.width-2))
+	case "tool":
+		return r.tool(p, fullTool)
+	case "file":
+		return "📎 " + p.Filename
+	case "retry":
+		return styleWarn.Render("↻ retrying")
+	case "compaction":
+		return styleDim.Render("— the conversation above was compacted —")
+	}
+	return ""
+}
+
+func (r *renderer) tool(p *session.Part, full bool) string {
+	st := p.State
+	if st == nil {
+		return styleTool.Render("⚙ " + p.Tool)
+	}
+	var in map[string]any
+	_ = json.Unmarshal(st.Input, &in)
+	what := st.Title
+	if c, ok := in["command"].(string); ok && c != "" {
+		what = "$ " + c
+	} else if f, ok := in["filePath"].(string); ok && what == "" {
+		what = f
+	}
+	mark := map[string]string{"pending": styleDim.Render("…"), "running": styleWarn.Render("●"),
+		"completed": styleOK.Render("✓"), "error": styleBad.Render("✗")}[st.Status]
+	head := mark + " " + styleTool.Render(p.Tool) + " " + what
+	var body string
+	if d, ok := st.Metadata["diff"].(string); ok && d != "" {
+		body = colourDiff(d)
+	} else {
+		out, _ := st.Metadata["output"].(string)
+		if out == "" && st.Output != nil {
+			out = *st.Output
+		}
+		out = strings.TrimRight(out, "\n")
+		if out != "" {
+			lines := strings.Split(out, "\n")
+			hidden := 0
+			if !full && len(lines) > toolLines {
+				hidden = len(lines) - toolLines
+				lines = lines[hidden:]
+			}
+			for i, l := range lines {
+				lines[i] = truncate(l, r.width-4)
+			}
+			body = styleOutput.Render(strings.Join(lines, "\n"))
+			if hidden > 0 {
+				body = styleDim.Render(fmt.Sprintf("… %d earlier lines (ctrl+t shows all)", hidden)) + "\n" + body
+			}
+		}
+	}
+	if st.Status == "error" && st.Error != "" {
+		body = strings.TrimLeft(body+"\n"+styleBad.Render(st.Error), "\n")
+	}
+	if body == "" {
+		return head
+	}
+	return head + "\n" + indent(body, "  │ ")
+}
+
+// colourDiff colours a unified diff: additions green, deletions red, hunk headers cyan.
+func colourDiff(d string) string {
+	lines := strings.Split(strings.TrimRight(d, "\n"), "\n")
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "Index:"), strings.HasPrefix(l, "==="):
+			lines[i] = styleDim.Render(l)
+		case strings.HasPrefix(l, "@@"):
+			lines[i] = styleHunk.Render(l)
+		case strings.HasPrefix(l, "+"):
+			lines[i] = styleAdd.Render(l)
+		case strings.HasPrefix(l, "-"):
+			lines[i] = styleDel.Render(l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func truncate(s string, w int) string {
+	if w < 4 {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+func wrap(s string, w int) string {
+	return lipgloss.NewStyle().Width(max(w, 10)).Render(s)
+}
