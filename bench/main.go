@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command bench measures tandem side by side with the machine's limit and, when its binary is
 // installed, OpenCode, and prints one markdown table.
 //
