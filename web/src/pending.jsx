@@ -5,7 +5,6 @@ import {
   state,
   changed,
   pendingList,
-  replyPermission,
   replyQuestion,
   rejectQuestion,
   replyElicitation,
@@ -13,7 +12,7 @@ import {
   navigate,
 } from './store.js';
 import { schemaFields, initialValues, validateAll, toContent } from './schemaform.js';
-import { Diff } from './diff.jsx';
+import { Permission as Approval } from './approval.jsx';
 
 function sessionTitle(id) {
   const s = state.sessions[id];
@@ -79,6 +78,7 @@ export function PendingDialog() {
       else if (e.key === 'p' || e.key === 'k') prev();
       else if (e.key === 'a' && a.approve) a.approve();
       else if (e.key === 'A' && a.always) a.always();
+      else if (e.key === 's' && a.session) a.session();
       else if (e.key === 'r' && a.reject) a.reject();
       else return;
       e.preventDefault();
@@ -147,67 +147,7 @@ function useBusy() {
 
 function Permission({ req, actions }) {
   const [busy, run] = useBusy();
-  const [message, setMessage] = useState('');
-  const md = req.metadata || {};
-  const send = (kind) => run(() => replyPermission(req.id, kind, kind === 'reject' ? message.trim() : undefined));
-  actions.approve = () => send('once');
-  actions.always = md.unjudged?.length > 0 ? undefined : () => send('always');
-  actions.reject = () => send('reject');
-  let title = `Allow ${req.permission}?`;
-  let body = null;
-  if (req.permission === 'bash') {
-    title = 'Run this command?';
-    body = <pre class="command" data-testid="permission-command">{md.command || req.patterns.join('\n')}</pre>;
-  } else if (md.diff) {
-    title = `Apply this change to ${md.filepath || md.filePath || req.patterns.join(', ')}?`;
-    body = <Diff text={md.diff} />;
-  } else {
-    body = (
-      <>
-        <pre class="command">{req.patterns.join('\n')}</pre>
-        {Object.keys(md).length > 0 && <pre class="meta">{JSON.stringify(md, null, 2)}</pre>}
-      </>
-    );
-  }
-  return (
-    <div class="perm">
-      <h3>{title}</h3>
-      <Origin sessionID={req.sessionID} extra={<span class="tag">{req.permission}</span>} />
-      {body}
-      {md.unjudged?.length > 0 && (
-        <div class="warn small" data-testid="unjudged">
-          Cannot be judged before it runs, so it is asked every time:
-          <ul>{md.unjudged.map((r) => <li>{r}</li>)}</ul>
-        </div>
-      )}
-      {req.always?.length > 0 && (
-        <div class="muted small">
-          “Always” allows: <code>{req.always.join(', ')}</code>
-        </div>
-      )}
-      <input
-        class="reject-msg"
-        placeholder="Message with rejection (optional)"
-        value={message}
-        onInput={(e) => setMessage(e.currentTarget.value)}
-        onKeyDown={(e) => e.key === 'Enter' && send('reject')}
-        aria-label="Rejection message"
-      />
-      <div class="actions">
-        <button class="primary" disabled={busy} onClick={() => send('once')} data-testid="approve-once">
-          Allow once <kbd>a</kbd>
-        </button>
-        {!(md.unjudged?.length > 0) && (
-          <button disabled={busy} onClick={() => send('always')} data-testid="approve-always">
-            Always <kbd>⇧A</kbd>
-          </button>
-        )}
-        <button class="danger" disabled={busy} onClick={() => send('reject')} data-testid="reject">
-          Reject <kbd>r</kbd>
-        </button>
-      </div>
-    </div>
-  );
+  return <Approval req={req} actions={actions} busy={busy} run={run} origin={<Origin sessionID={req.sessionID} extra={<span class="tag">{req.permission}</span>} />} />;
 }
 
 function Question({ req, actions }) {

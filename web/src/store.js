@@ -484,8 +484,12 @@ async function reply(id, map, path, body, what) {
   }
 }
 
-export const replyPermission = (id, replyKind, message) =>
-  reply(id, 'permissions', `/permission/${enc(id)}/reply`, message ? { reply: replyKind, message } : { reply: replyKind }, 'This permission');
+export const replyPermission = (id, replyKind, message, patterns) => {
+  const body = { reply: replyKind };
+  if (message) body.message = message;
+  if (patterns) body.patterns = patterns;
+  return reply(id, 'permissions', `/permission/${enc(id)}/reply`, body, 'This permission');
+};
 
 export const replyQuestion = (id, answers) => reply(id, 'questions', `/question/${enc(id)}/reply`, { answers }, 'This question');
 
