@@ -8,14 +8,13 @@ import (
 	"strconv"
 
 	"tandem/permission"
-	"tandem/provider"
 	"tandem/question"
 	"tandem/session"
 )
 
-// Sessions lists the directory's sessions, most recently updated first; search keeps those whose
-// title contains it (case-insensitive), limit bounds the page (0: the server's default).
-func (c *Client) Sessions(ctx context.Context, search string, limit int) ([]session.Session, error) {
+// SearchSessions lists the directory's sessions, most recently updated first; search keeps those
+// whose title contains it (case-insensitive), limit bounds the page (0: the server's default).
+func (c *Client) SearchSessions(ctx context.Context, search string, limit int) ([]session.Session, error) {
 	q := url.Values{}
 	if search != "" {
 		q.Set("search", search)
@@ -58,18 +57,6 @@ func (c *Client) Statuses(ctx context.Context) (map[string]session.Status, error
 // streams as a bash tool part.
 func (c *Client) Shell(ctx context.Context, sessionID string, in session.ShellInput) error {
 	return c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/shell", in, nil)
-}
-
-// Agents lists the agents a prompt can name.
-func (c *Client) Agents(ctx context.Context) ([]session.AgentInfo, error) {
-	var out []session.AgentInfo
-	return out, c.do(ctx, http.MethodGet, "/agent", nil, &out)
-}
-
-// Providers lists the providers, their models and the default model of each.
-func (c *Client) Providers(ctx context.Context) (provider.ProviderList, error) {
-	var out provider.ProviderList
-	return out, c.do(ctx, http.MethodGet, "/provider", nil, &out)
 }
 
 // FindFiles fuzzy-finds up to limit project paths matching query (directories end with "/").

@@ -204,7 +204,7 @@ func dropLast(s string) string {
 func (m *model) searchSessions(search string) tea.Cmd {
 	c, ctx := m.c, m.ctx
 	return func() tea.Msg {
-		list, err := c.Sessions(ctx, search, 200)
+		list, err := c.SearchSessions(ctx, search, 200)
 		if err != nil {
 			return errMsg{"search", err}
 		}

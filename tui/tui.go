@@ -206,7 +206,7 @@ func (m *model) load() tea.Cmd {
 	return func() tea.Msg {
 		var out loadedMsg
 		var err error
-		if out.sessions, err = c.Sessions(ctx, "", 200); err != nil {
+		if out.sessions, err = c.SearchSessions(ctx, "", 200); err != nil {
 			return loadedMsg{err: err}
 		}
 		if out.statuses, err = c.Statuses(ctx); err != nil {
@@ -225,7 +225,7 @@ func (m *model) load() tea.Cmd {
 			return loadedMsg{err: err}
 		}
 		if pl, err := c.Providers(ctx); err == nil {
-			for _, p := range pl.All {
+			for _, p := range pl.Providers {
 				for id := range p.Models {
 					out.models = append(out.models, p.ID+"/"+id)
 				}

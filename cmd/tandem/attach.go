@@ -52,7 +52,7 @@ func newAttachCommand() *cobra.Command {
 			if err := c.Health(hctx); err != nil {
 				return fmt.Errorf("%s does not answer: %w", c.URL(), err)
 			}
-			if _, err := c.Sessions(hctx, "", 1); err != nil {
+			if _, err := c.SearchSessions(hctx, "", 1); err != nil {
 				return fmt.Errorf("%s: %w", c.URL(), err)
 			}
 			return tui.Run(cmd.Context(), tui.Options{Client: c.Named("tandem attach"), Server: c.URL(), SessionID: sessionID, Open: openBrowser})
