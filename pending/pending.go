@@ -173,8 +173,12 @@ func (b *Broker[Req, Rep]) Reply(itemID string, rep Rep, by Who) error {
 		return nil
 	}
 	if prev != nil {
-		return errs.Named(errs.Conflict, "AlreadyResolvedError", "%s %s was already resolved (%s)", b.noun, itemID, prev.Cause).
+		e := errs.Named(errs.Conflict, "AlreadyResolvedError", "%s %s was already resolved (%s)", b.noun, itemID, prev.Cause).
 			With("requestID", itemID).With("cause", string(prev.Cause)).With("reply", prev.Reply)
+		if prev.By.Client != "" {
+			e = e.With("client", prev.By.Client) // who answered first, for the loser to show
+		}
+		return e
 	}
 	return errs.Named(errs.NotFound, "NotFoundError", "%s not found: %s", b.noun, itemID).With("requestID", itemID)
 }

@@ -111,7 +111,7 @@ func TestFiftyRacingRepliesHaveExactlyOneWinner(t *testing.T) {
 		if !errors.As(err, &e) || e.Kind != errs.Conflict {
 			t.Fatalf("loser %d: err = %v, want a Conflict", i, err)
 		}
-		if e.Data["reply"] != res.Reply || e.Data["cause"] != "reply" || e.Data["requestID"] != itemID {
+		if e.Data["reply"] != res.Reply || e.Data["cause"] != "reply" || e.Data["requestID"] != itemID || e.Data["client"] != res.By.Client {
 			t.Errorf("loser %d: conflict data %v does not carry the winner %q", i, e.Data, res.Reply)
 		}
 	}

@@ -78,7 +78,7 @@ async function answer(data, action, token, title) {
   if (res.status === 409) {
     const r = d.reply;
     const what = typeof r === 'string' ? r : r?.decision || r?.reply || d.cause || 'answered';
-    return note(data, `Already answered (${what})${d.by ? ' by ' + d.by : ''}`, title);
+    return note(data, `Already answered (${what})${d.client ? ' by ' + d.client : ''}`, title);
   }
   // Expired, used, or the request is gone: the web UI shows where it stands.
   return openApp(data.url);

@@ -1,6 +1,6 @@
 // Phone notifications: the service worker (public/sw.js) that makes the UI installable and shows
 // tandem's Web Push notifications, the button that subscribes this device, and the deep link a
-// notification opens (#/pending/<id>): straight to that request's dialog, or, when someone
+// notification opens (#/pending/<id> or #/session/<sessionID>?request=<id>): straight to that request's dialog, or, when someone
 // answered it first, who did and how.
 import { useEffect, useState } from 'preact/hooks';
 import { get, post, del, enc } from './api.js';
@@ -126,8 +126,11 @@ const kinds = [
   { prefix: 'eli_', map: 'elicitations', list: '/mcp/elicitation' },
 ];
 
+// A notification links to #/pending/<id>, or to the request's session with the request named
+// (#/session/<sessionID>?request=<id>, the link webhooks and ntfy carry).
 function pendingTarget() {
-  const m = (typeof location !== 'undefined' ? location.hash : '').match(/^#\/pending\/([A-Za-z0-9_]+)$/);
+  const h = typeof location !== 'undefined' ? location.hash : '';
+  const m = h.match(/^#\/pending\/([A-Za-z0-9_]+)$/) || h.match(/^#\/session\/[A-Za-z0-9_]+\?(?:.*&)?request=([A-Za-z0-9_]+)/);
   return m ? m[1] : null;
 }
 

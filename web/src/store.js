@@ -305,12 +305,12 @@ function upsertPart(part) {
   }
 }
 
-function noteAnsweredElsewhere(id, what) {
+function noteAnsweredElsewhere(id, what, client) {
   if (state.answeredHere.has(id)) {
     state.answeredHere.delete(id);
     return;
   }
-  toast(`${what} was answered in another client.`, 'info');
+  toast(`${what} was answered ${client ? `by ${client}` : 'in another client'}.`, 'info');
 }
 
 export function handleEvent(msg) {
@@ -392,7 +392,7 @@ export function handleEvent(msg) {
     case 'permission.replied':
       if (state.permissions[p.requestID]) {
         delete state.permissions[p.requestID];
-        noteAnsweredElsewhere(p.requestID, `Permission (${p.reply})`);
+        noteAnsweredElsewhere(p.requestID, `Permission (${p.decision || p.reply})`, p.client);
       }
       break;
     case 'question.asked':
@@ -476,7 +476,7 @@ async function reply(id, map, path, body, what) {
       const d = e.body?.data || {};
       const r = d.reply;
       const winner = typeof r === 'string' ? r : r?.reply || r?.action || (r?.answers ? 'answered' : '') || d.cause;
-      toast(`${what} was already answered in another client${winner ? ` (${winner})` : ''}.`, 'info');
+      toast(`${what} was already answered ${d.client ? `by ${d.client}` : 'in another client'}${winner ? ` (${winner})` : ''}.`, 'info');
       settled(id, map);
       return true;
     }
