@@ -29,6 +29,8 @@ type Config struct {
 	MCP        map[string]MCPConfig `json:"mcp,omitempty"`
 	Server     ServerConfig         `json:"server,omitzero"`
 	Compaction Compaction           `json:"compaction,omitzero"`
+	// Notify lists where requests that wait for a person are announced (webhooks, ntfy, ...).
+	Notify []NotifyTarget `json:"notify,omitempty"`
 
 	// Untrusted, when set, says what the project's own file asked for and was refused because the
 	// user has not trusted the directory (`tandem trust DIR`).
@@ -254,6 +256,9 @@ func (c *Config) validate() (pointer string, err error) {
 					fmt.Errorf("provider %q: options.%s must be a positive number of milliseconds or false, got %s", id, t.key, t.t.invalid)
 			}
 		}
+	}
+	if pointer, err := validateNotify(c.Notify); err != nil {
+		return pointer, err
 	}
 	if c.Server.Port < 0 || c.Server.Port > 65535 {
 		return "/server/port", fmt.Errorf("server.port must be between 1 and 65535, got %d", c.Server.Port)

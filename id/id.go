@@ -27,6 +27,8 @@ const (
 	Event       Prefix = "evt"
 	Elicitation Prefix = "eli"
 	Grant       Prefix = "grt"
+	Notice      Prefix = "ntf" // one notification of a pending request to the notify targets
+	Delivery    Prefix = "dlv" // one attempt to deliver a notification
 	Call        Prefix = "call"
 )
 

@@ -70,7 +70,7 @@ func (cf *Configuration) Ops() []Op {
 				return nil, err
 			}
 			return document(cfg), nil
-		}).doc("The merged configuration (user file, project file, environment), unknown keys included; API keys are masked."),
+		}).doc("The merged configuration (user file, project file, environment), unknown keys included; API keys and notify secrets, tokens and headers are masked."),
 		op(http.MethodPatch, "/config", "config.update", "Update configuration", func(c *Call, in *json.RawMessage) (json.RawMessage, error) {
 			cfg, err := cf.Patch(c.Dir, *in)
 			if err != nil {
@@ -116,6 +116,23 @@ func document(cfg config.Config) json.RawMessage {
 			if opts, ok := entry["options"].(map[string]any); ok {
 				if key, ok := opts["apiKey"].(string); ok && key != "" {
 					opts["apiKey"] = maskSecret(key)
+				}
+			}
+		}
+	}
+	if targets, ok := doc["notify"].([]any); ok {
+		for _, t := range targets {
+			entry, _ := t.(map[string]any)
+			for _, k := range []string{"secret", "token"} {
+				if v, ok := entry[k].(string); ok && v != "" {
+					entry[k] = maskSecret(v)
+				}
+			}
+			if headers, ok := entry["headers"].(map[string]any); ok {
+				for k, v := range headers {
+					if s, ok := v.(string); ok && s != "" {
+						headers[k] = maskSecret(s)
+					}
 				}
 			}
 		}

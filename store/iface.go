@@ -63,6 +63,12 @@ type Push interface {
 	PushSubscriptions(ctx context.Context) ([]PushSubscription, error)
 }
 
+// Notifications stores the delivery log of notifications (config "notify").
+type Notifications interface {
+	LogDelivery(ctx context.Context, d Delivery, keep int) error
+	Deliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
+}
+
 // Tx is every aggregate's queries, run inside one transaction (or, outside Store.Tx, on their own).
 type Tx interface {
 	Sessions
@@ -71,6 +77,7 @@ type Tx interface {
 	Pending
 	Shares
 	Push
+	Notifications
 }
 
 // Store is a tandem backend: the aggregates' queries plus transactions that span them.

@@ -19,6 +19,8 @@ type agentRuntime struct {
 	perms *permission.Service
 
 	keys *credential.Store // the API keys stored through PUT /auth/{providerID}
+	// notify applies the "notify" targets of a new configuration (set once the dispatcher runs).
+	notify func(config.Config)
 
 	// changing serialises what rebuilds the registry (a config patch, a stored key), so that the
 	// last registry applied is built from the last change.
@@ -97,6 +99,9 @@ func (rt *agentRuntime) apply(cfg config.Config) error {
 		return err
 	}
 	rt.perms.SetConfig(pc)
+	if rt.notify != nil {
+		rt.notify(cfg)
+	}
 	rt.mu.Lock()
 	old := rt.registry
 	rt.registry = reg

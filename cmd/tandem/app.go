@@ -13,18 +13,21 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"tandem/auth"
 	"tandem/bus"
 	"tandem/client"
 	"tandem/command"
+	"tandem/config"
 	"tandem/credential"
 	"tandem/discovery"
 	"tandem/errs"
 	"tandem/files"
 	"tandem/mcp"
 	"tandem/mcpserver"
+	"tandem/notify"
 	"tandem/openapi"
 	"tandem/permission"
 	"tandem/pty"
@@ -78,6 +81,22 @@ type Main struct {
 	unadvertise func()
 	stopMCP     func()
 	snaps       *snapshot.Store
+	webBase     atomic.Pointer[string] // the server's URL once it listens, for links in notifications
+}
+
+// webURL is the server's own address, for the links in notifications ("" before it listens).
+func (m *Main) webURL() string {
+	if u := m.webBase.Load(); u != nil {
+		return *u
+	}
+	return ""
+}
+
+// closeNotify stops the notifications: a delivery under way gets a few seconds to finish.
+func (m *Main) closeNotify() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	m.notify.Close(ctx)
 }
 
 // services are the domain objects the routes serve; documentOnly builds the API without them.
@@ -91,6 +110,7 @@ type services struct {
 	questions *question.Service
 	mcp       *mcp.Manager
 	ptys      *pty.Manager
+	notify    *notify.Dispatcher
 	runtime   *agentRuntime
 	auth      *auth.Authority
 	events    *routes.Events
@@ -129,6 +149,7 @@ func (s services) api() *routes.API {
 			&routes.Tools{All: s.tools},
 			&routes.Files{Index: s.fileIndex, ProjectID: projectID},
 			&routes.Push{Service: s.push, Permissions: s.perms},
+			&routes.Notify{Dispatcher: s.notify},
 		},
 	}
 }
@@ -190,6 +211,15 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		m.db.Close()
 		return nil, err
 	}
+	// Notifications follow every pending request from the first one on, restored ones included.
+	m.notify, err = notify.New(ctx, notify.Options{Bus: m.bus, DB: m.db, Logger: o.Logger, WebURL: m.webURL})
+	if err != nil {
+		m.runtime.close()
+		m.db.Close()
+		return nil, err
+	}
+	m.notify.SetTargets(notifyTargets(cfg.Notify, m.notify))
+	m.runtime.notify = func(c config.Config) { m.notify.SetTargets(notifyTargets(c.Notify, m.notify)) }
 	m.questions = question.New(question.Options{Bus: m.bus, DB: m.db, Timeout: pcfg.Timeout, Logger: o.Logger})
 	m.mcp = mcp.New(ctx, mcp.Options{Bus: m.bus, DB: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
 	builtins := tool.Builtins(tool.Options{})
@@ -208,6 +238,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		}
 	}
 	if err != nil {
+		m.closeNotify()
 		m.runtime.close()
 		m.db.Close()
 		return nil, err
@@ -261,10 +292,13 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	if err != nil {
 		m.ptys.Close()
 		m.stopMCP()
+		m.closeNotify()
 		m.runtime.close()
 		m.db.Close()
 		return nil, err
 	}
+	url := m.srv.URL()
+	m.webBase.Store(&url)
 	m.srv.Serve()
 	m.unadvertise = func() {}
 	if o.MDNS {
@@ -406,6 +440,7 @@ func (m *Main) Close() error {
 	m.ptys.Close()
 	m.stopMCP()
 	m.bus.Close() // every event stream writes server.shutdown and ends
+	m.closeNotify()
 	streamsDone := make(chan struct{})
 	go func() { m.events.Wait(); close(streamsDone) }()
 	select {
