@@ -7,6 +7,7 @@ import { PendingDialog, PendingBadge } from './pending.jsx';
 import { PushToggle } from './push.jsx';
 import { TerminalView } from './terminal.jsx';
 import { McpView } from './mcp.jsx';
+import { PermissionsView } from './permissions.jsx';
 import { SharedSession } from './share.jsx';
 
 const connLabel = {
@@ -34,6 +35,7 @@ function Header({ pending }) {
         {tab('#/', 'Sessions', r.view === 'sessions' || r.view === 'session')}
         {tab('#/terminal', 'Terminal', r.view === 'terminal')}
         {tab('#/mcp', 'MCP', r.view === 'mcp')}
+        {tab('#/permissions', 'Permissions', r.view === 'permissions')}
       </nav>
       <span class="spacer" />
       <span class={'conn ' + state.conn} title={connLabel[state.conn]} data-testid="conn" data-state={state.conn}>
@@ -163,6 +165,7 @@ function App() {
         )}
         <TerminalView visible={r.view === 'terminal'} activeID={r.view === 'terminal' ? r.id : null} />
         {r.view === 'mcp' && <McpView />}
+        {r.view === 'permissions' && <PermissionsView />}
       </main>
       <PendingDialog />
       <Toasts />

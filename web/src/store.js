@@ -64,6 +64,7 @@ function parseRoute() {
   if (view === 'session' && id) return { view: 'session', id };
   if (view === 'terminal') return { view: 'terminal', id: id || null };
   if (view === 'mcp') return { view: 'mcp' };
+  if (view === 'permissions') return { view: 'permissions' };
   return { view: 'sessions' };
 }
 
