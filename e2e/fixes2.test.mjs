@@ -2,7 +2,7 @@
 // is what a person did when the UI misbehaved.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, startTandem, launchBrowser, loggedInPage, rest, until, password } from './harness.mjs';
+import { missing, startTandem, launchBrowser, loggedInPage, rest, until, password, everything } from './harness.mjs';
 
 const why = missing();
 
@@ -60,6 +60,61 @@ describe('more fixes of issue 20', { skip: why || false }, () => {
       assert.equal((await rest(server, 'GET', '/session')).data.length, before, 'typing created a new session');
       assert.ok(other.url().endsWith(`#/session/${sid}`), other.url());
       await context.close();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('the MCP page shows servers added elsewhere at once, keeps the ones added here across a restart, and removes them', async () => {
+    let server = await startTandem();
+    try {
+      const page = await loggedInPage(browser, server);
+      await page.click('nav >> text=MCP');
+      await page.locator('[data-testid="mcp"]').waitFor();
+      const card = (name) => page.locator(`[data-testid="mcp-server"][data-name="${name}"]`);
+
+      // Another client adds a server: it shows up without a reload.
+      const added = await rest(server, 'POST', '/mcp', { name: 'viarest', config: { type: 'local', command: ['node', everything, 'stdio'] } });
+      assert.equal(added.status, 200, JSON.stringify(added.data));
+      await card('viarest').locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor();
+
+      // One added here, and one that cannot start: the toast says which is which.
+      const form = page.locator('form.add-server');
+      await form.locator('input').first().fill('inui');
+      await form.locator('input.mono').fill(`node ${everything} stdio`);
+      await form.locator('button[type="submit"]').click();
+      await card('inui').locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 20000 });
+      await form.locator('input').first().fill('broken');
+      await form.locator('input.mono').fill('/nonexistent/mcp-server');
+      await form.locator('button[type="submit"]').click();
+      await card('broken').locator('[data-testid="mcp-status"]', { hasText: 'failed' }).waitFor();
+      const note = await page.locator('[data-testid="toast"]', { hasText: 'broken' }).innerText();
+      assert.match(note, /failed/, `the toast for a server that failed says: ${note}`);
+
+      await server.stop({ keep: true });
+      server = await startTandem({ root: server.root, port: server.port });
+      await page.locator('[data-testid="conn"][data-state="live"]').waitFor({ timeout: 20000 });
+      await page.reload();
+      await card('inui').locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 20000 });
+      await card('viarest').locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 20000 });
+
+      // Removing one asks in the page, then it is gone here, in another client, and from the server.
+      const watcher = await loggedInPage(browser, server);
+      await watcher.click('nav >> text=MCP');
+      await watcher.locator('[data-testid="mcp-server"][data-name="inui"]').waitFor();
+      await card('inui').locator('[data-testid="mcp-remove"]').click();
+      const confirm = page.locator('[data-testid="confirm"]');
+      await confirm.waitFor();
+      assert.match(await confirm.innerText(), /Remove inui\?/);
+      await confirm.locator('[data-testid="confirm-ok"]').click();
+      await card('inui').waitFor({ state: 'detached' });
+      await watcher.locator('[data-testid="mcp-server"][data-name="inui"]').waitFor({ state: 'detached' });
+      const left = (await rest(server, 'GET', '/mcp')).data;
+      assert.deepEqual(Object.keys(left).sort(), ['broken', 'viarest']);
+      assert.deepEqual(page.errors, []);
+      assert.deepEqual(watcher.errors, []);
+      await watcher.context().close();
+      await page.context().close();
     } finally {
       await server.stop();
     }

@@ -169,8 +169,8 @@ describe('the browser UI', { skip: why || false }, () => {
     await page.locator('[data-testid="msg-user"]', { hasText: 'hello there' }).waitFor();
     const titles = await page.locator('[data-testid="session-list"] .title').allInnerTexts();
     assert.equal(titles.length >= 2, true);
-    page.once('dialog', (d) => d.accept());
     await page.click('button:has-text("Delete")');
+    await page.click('[data-testid="confirm-ok"]');
     await page.waitForURL((u) => !u.href.includes(fork));
     assert.equal((await rest(server, 'GET', `/session/${fork}`)).status, 404);
     await shot(page, 'sessions');

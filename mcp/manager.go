@@ -58,6 +58,9 @@ type Options struct {
 	Directory string
 	// Servers are the configured servers by name (tandem.json's "mcp").
 	Servers map[string]Config
+	// Added keeps the servers added over the API (Add) so that Restore brings them back after a
+	// restart, and Remove forgets them; nil keeps them for this process only.
+	Added store.MCPServers
 	// ElicitationTimeout bounds how long an elicitation waits for a person; zero waits until the
 	// server gives up. A timed-out elicitation is answered "cancel".
 	ElicitationTimeout time.Duration
@@ -89,6 +92,10 @@ type server struct {
 	op     sync.Mutex // serialises connect and disconnect of this server
 	cfg    Config
 	cfgErr error
+	// added is set for a server added over the API (Add or Restore); configured is the config
+	// file's server of the same name, which comes back when the added one is removed.
+	added      bool
+	configured *server
 
 	// guarded by Manager.mu
 	status Status
@@ -194,6 +201,8 @@ func (m *Manager) Status() map[string]Status {
 // Add registers (or replaces) a server and connects it unless it is disabled, as POST /mcp does. A
 // bad config is an Invalid error and changes nothing; a server that cannot be reached is listed as
 // failed. It returns every server's status.
+//
+// The server is kept (Options.Added), so it is back after a restart until Remove forgets it.
 func (m *Manager) Add(ctx context.Context, name string, raw json.RawMessage) (map[string]Status, error) {
 	if strings.TrimSpace(name) == "" {
 		return nil, errs.E(errs.Invalid, "name: required")
@@ -207,8 +216,16 @@ func (m *Manager) Add(ctx context.Context, name string, raw json.RawMessage) (ma
 		m.mu.Unlock()
 		return nil, errs.E(errs.Unavailable, "MCP manager is shut down")
 	}
+	m.mu.Unlock()
+	if m.opts.Added != nil {
+		row := store.MCPServer{Directory: m.opts.Directory, Name: name, Config: raw, Created: time.Now().UnixMilli()}
+		if err := m.opts.Added.PutMCPServer(ctx, row); err != nil {
+			return nil, err
+		}
+	}
+	m.mu.Lock()
 	old := m.servers[name]
-	s := &server{name: name, cfg: cfg, status: Status{Status: Disabled}}
+	s := &server{name: name, cfg: cfg, status: Status{Status: Disabled}, added: true, configured: configuredOf(old)}
 	m.servers[name] = s
 	m.mu.Unlock()
 	if old != nil {
@@ -220,6 +237,83 @@ func (m *Manager) Add(ctx context.Context, name string, raw json.RawMessage) (ma
 		m.connect(ctx, s)
 	} else {
 		m.publishStatus(name, s.status)
+	}
+	return m.Status(), nil
+}
+
+// configuredOf is the config file's server behind s: s itself, or the one an added server replaced.
+func configuredOf(s *server) *server {
+	switch {
+	case s == nil:
+		return nil
+	case s.added:
+		return s.configured
+	default:
+		return s
+	}
+}
+
+// Restore brings back the servers added over the API before a restart (Options.Added), replacing
+// configured ones of the same name as Add did; they connect with the others at Start. A stored config
+// that no longer parses is listed as failed with the reason.
+func (m *Manager) Restore(ctx context.Context) error {
+	if m.opts.Added == nil {
+		return nil
+	}
+	rows, err := m.opts.Added.MCPServers(ctx, m.opts.Directory)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range rows {
+		s := &server{name: r.Name, status: Status{Status: Disabled}, added: true, configured: configuredOf(m.servers[r.Name])}
+		s.cfg, s.cfgErr = ParseConfig("config", r.Config)
+		if s.cfgErr != nil {
+			s.status = Status{Status: Failed, Error: s.cfgErr.Error()}
+		}
+		m.servers[r.Name] = s
+	}
+	return nil
+}
+
+// Remove stops a server added over the API and forgets it, also for later starts; a configured
+// server it had replaced comes back, disconnected. A server that only the configuration defines is
+// a Conflict: it is removed from the config file, not here. It returns every server's status.
+func (m *Manager) Remove(ctx context.Context, name string) (map[string]Status, error) {
+	s, err := m.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if !s.added {
+		return nil, errs.E(errs.Conflict, "MCP server %s is defined in the configuration file; remove it there", name)
+	}
+	if m.opts.Added != nil {
+		if _, err := m.opts.Added.DeleteMCPServer(ctx, m.opts.Directory, name); err != nil {
+			return nil, err
+		}
+	}
+	s.op.Lock()
+	m.disconnect(s, "")
+	s.op.Unlock()
+	m.mu.Lock()
+	back := s.configured
+	if m.servers[name] == s {
+		if back != nil {
+			back.status = Status{Status: Disabled}
+			if back.cfgErr != nil {
+				back.status = Status{Status: Failed, Error: back.cfgErr.Error()}
+			}
+			m.servers[name] = back
+		} else {
+			delete(m.servers, name)
+		}
+	}
+	m.mu.Unlock()
+	if back != nil {
+		m.publishStatus(name, back.status)
+	} else {
+		m.publish("", "mcp.server.removed", map[string]any{"server": name})
 	}
 	return m.Status(), nil
 }

@@ -62,7 +62,13 @@ func (m *MCP) Ops() []Op {
 		op(http.MethodPost, "/mcp", "mcp.add", "Add MCP server", func(c *Call, in *MCPAdd) (map[string]mcp.Status, error) {
 			return m.Manager.Add(c.Ctx(), in.Name, in.Config)
 		}).doc("Adds (or replaces) a server and connects it before answering; one that cannot be reached is listed as failed "+
-			"with the reason. A bad config gets 400 naming the field and changes nothing.", 413, 415),
+			"with the reason. A bad config gets 400 naming the field and changes nothing. The server is kept for this "+
+			"project directory and is back after a restart, until DELETE /mcp/{name} removes it.", 413, 415),
+		op(http.MethodDelete, "/mcp/{name}", "mcp.remove", "Remove MCP server", func(c *Call, in *MCPPath) (map[string]mcp.Status, error) {
+			return m.Manager.Remove(c.Ctx(), in.Name)
+		}).doc("Stops a server added with POST /mcp and forgets it, also for later starts (emits mcp.server.removed {server}); "+
+			"a configured server it replaced comes back, disconnected. A server defined only in a config file gets 409: "+
+			"remove it there. Answers with every remaining server's status.", 404, 409),
 		op(http.MethodPost, "/mcp/{name}/connect", "mcp.connect", "Connect MCP server", func(c *Call, in *MCPPath) (bool, error) {
 			_, err := m.Manager.Connect(c.Ctx(), in.Name)
 			return true, err

@@ -69,6 +69,13 @@ type Notifications interface {
 	Deliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
 }
 
+// MCPServers stores the MCP servers added over the API, per project directory.
+type MCPServers interface {
+	PutMCPServer(ctx context.Context, m MCPServer) error
+	DeleteMCPServer(ctx context.Context, directory, name string) (bool, error)
+	MCPServers(ctx context.Context, directory string) ([]MCPServer, error)
+}
+
 // Tx is every aggregate's queries, run inside one transaction (or, outside Store.Tx, on their own).
 type Tx interface {
 	Sessions
@@ -78,6 +85,7 @@ type Tx interface {
 	Shares
 	Push
 	Notifications
+	MCPServers
 }
 
 // Store is a tandem backend: the aggregates' queries plus transactions that span them.

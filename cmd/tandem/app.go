@@ -221,7 +221,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.notify.SetTargets(notifyTargets(cfg.Notify, m.notify))
 	m.runtime.notify = func(c config.Config) { m.notify.SetTargets(notifyTargets(c.Notify, m.notify)) }
 	m.questions = question.New(question.Options{Bus: m.bus, DB: m.db, Timeout: pcfg.Timeout, Logger: o.Logger})
-	m.mcp = mcp.New(ctx, mcp.Options{Bus: m.bus, DB: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
+	m.mcp = mcp.New(ctx, mcp.Options{Bus: m.bus, DB: m.db, Added: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
 	builtins := tool.Builtins(tool.Options{})
 	m.tools = func() []tool.Tool {
 		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
@@ -232,7 +232,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	// What a crash left waiting: approvals resume their turns; questions and elicitations, whose
 	// turns (and MCP server processes) did not survive, are ended with their events.
 	cutOff, err := m.sessions.Recover(ctx)
-	for _, end := range []func(context.Context) error{m.questions.EndInterrupted, m.mcp.EndInterrupted} {
+	for _, end := range []func(context.Context) error{m.questions.EndInterrupted, m.mcp.EndInterrupted, m.mcp.Restore} {
 		if err == nil {
 			err = end(ctx)
 		}

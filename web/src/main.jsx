@@ -9,6 +9,7 @@ import { TerminalView } from './terminal.jsx';
 import { McpView } from './mcp.jsx';
 import { PermissionsView } from './permissions.jsx';
 import { SharedSession } from './share.jsx';
+import { ConfirmDialog } from './confirm.jsx';
 
 const connLabel = {
   connecting: 'Connecting',
@@ -168,6 +169,7 @@ function App() {
         {r.view === 'permissions' && <PermissionsView />}
       </main>
       <PendingDialog />
+      <ConfirmDialog />
       <Toasts />
     </div>
   );

@@ -2,7 +2,8 @@
 // the tools each one brings.
 import { useState } from 'preact/hooks';
 import { state, changed, reportError, toast, loadMcpTools } from './store.js';
-import { post, enc } from './api.js';
+import { post, del, enc } from './api.js';
+import { confirmDialog } from './confirm.jsx';
 import { splitCommand } from './command.js';
 
 function statusLabel(st) {
@@ -16,6 +17,10 @@ export function McpView() {
     <div class="page mcp" data-testid="mcp">
       <h2>MCP servers</h2>
       {names.length === 0 && <p class="muted">No MCP servers yet. Add one below.</p>}
+      <p class="muted small">
+        Servers you add here are kept for this project and connect again when tandem restarts; servers from a config file are
+        changed in that file.
+      </p>
       <div class="cards">
         {names.map((n) => (
           <McpServer key={n} name={n} st={state.mcp[n]} />
@@ -31,6 +36,29 @@ function McpServer({ name, st }) {
   const s = statusLabel(st);
   const prefix = name.replace(/[^a-zA-Z0-9_-]/g, '_') + '_';
   const tools = (state.mcpTools || []).filter((t) => t.startsWith(prefix));
+  const remove = async () => {
+    const ok = await confirmDialog({
+      title: `Remove ${name}?`,
+      body: 'tandem stops it and forgets it, also for later starts.',
+      confirm: 'Remove',
+      danger: true,
+    });
+    if (!ok) return;
+    setBusy(true);
+    try {
+      const res = await del(`/mcp/${enc(name)}`);
+      if (res && typeof res === 'object') {
+        state.mcp = res;
+        changed();
+      }
+      toast(`Removed ${name}.`);
+      loadMcpTools();
+    } catch (e) {
+      reportError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
   const act = async (what) => {
     setBusy(true);
     try {
@@ -61,6 +89,9 @@ function McpServer({ name, st }) {
             Connect
           </button>
         )}
+        <button class="ghost danger" disabled={busy} onClick={remove} aria-label={`Remove ${name}`} data-testid="mcp-remove">
+          Remove
+        </button>
       </div>
       {st?.error && <div class="error-box">{st.error}</div>}
       {s === 'connected' && state.mcpTools && (
@@ -119,7 +150,10 @@ function AddServer() {
       if (res && typeof res === 'object') Object.assign(state.mcp, res);
       changed();
       loadMcpTools();
-      toast(`Added ${n}.`);
+      const st = res?.[n];
+      if (st?.status === 'failed') toast(`Added ${n}, but it failed to connect: ${st.error || 'no reason given'}`, 'error', 10000);
+      else if (st?.status === 'connected') toast(`Added ${n}: connected.`);
+      else toast(`Added ${n} (${(st?.status || 'unknown').replace(/_/g, ' ')}).`);
       setName('');
       setCommand('');
       setUrl('');

@@ -18,6 +18,7 @@ import {
 } from './store.js';
 import { renderMarkdown } from './markdown.js';
 import { Diff } from './diff.jsx';
+import { confirmDialog } from './confirm.jsx';
 
 function ago(ms) {
   if (!ms) return '';
@@ -107,7 +108,13 @@ export function SessionView({ id }) {
     }
   };
   const remove = async () => {
-    if (!confirm(`Delete “${s?.title || id}”? This cannot be undone.`)) return;
+    const ok = await confirmDialog({
+      title: `Delete “${s?.title || id}”?`,
+      body: 'The session and its messages are deleted. This cannot be undone.',
+      confirm: 'Delete',
+      danger: true,
+    });
+    if (!ok) return;
     try {
       await deleteSession(id);
       navigate('#/');

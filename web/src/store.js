@@ -26,6 +26,7 @@ export const state = {
   answeredHere: new Set(),
   route: parseRoute(),
   composer: { agent: '', model: '' },
+  confirm: null, // the in-page confirmation being asked (confirm.jsx)
 };
 
 let version = 0;
@@ -436,8 +437,14 @@ export function handleEvent(msg) {
     case 'pty.deleted':
       delete state.ptys[p.id];
       break;
-    case 'mcp.status.changed':
-      if (p.name) state.mcp[p.name] = p.status;
+    case 'mcp.status.changed': {
+      // {server, status, error?}: a server added by another client appears here at once.
+      const name = p.server || p.name;
+      if (name) state.mcp[name] = typeof p.status === 'string' ? (p.error ? { status: p.status, error: p.error } : { status: p.status }) : p.status;
+      break;
+    }
+    case 'mcp.server.removed':
+      delete state.mcp[p.server];
       break;
     case 'mcp.tools.changed':
       loadMcpTools();
