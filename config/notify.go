@@ -15,7 +15,8 @@ import (
 // "notify" list. Type says which sink delivers it; the filter fields (Kinds, Sessions, Delay) are
 // common to every type.
 type NotifyTarget struct {
-	// Type is the sink: "webhook" (signed JSON POSTs) or "ntfy" (an ntfy-compatible topic).
+	// Type is the sink: "webhook" (signed JSON POSTs), "ntfy" (an ntfy-compatible topic) or
+	// "webpush" (the browsers subscribed to the web UI; it has no url).
 	Type string `json:"type"`
 	// Name identifies the target in the delivery log; default "<type>-<position>" (webhook-1).
 	Name string `json:"name,omitempty"`
@@ -54,7 +55,7 @@ type NotifyTarget struct {
 var NotifyKinds = []string{"permission", "question", "elicitation"}
 
 // notifyTypes are the types of target tandem knows; validation names them.
-var notifyTypes = []string{"webhook", "ntfy"}
+var notifyTypes = []string{"webhook", "ntfy", "webpush"}
 
 // Active reports whether the target is used.
 func (t NotifyTarget) Active() bool { return t.Enabled == nil || *t.Enabled }
@@ -156,6 +157,7 @@ func (p NotifyPriority) IsZero() bool { return p.Level == 0 && p.invalid == nil 
 // validateNotify checks the notify targets; the pointer names the value at fault.
 func validateNotify(targets []NotifyTarget) (string, error) {
 	names := map[string]int{}
+	webpushAt := -1
 	for i, t := range targets {
 		ptr := "/notify/" + strconv.Itoa(i)
 		where := fmt.Sprintf("notify[%d]", i)
@@ -170,8 +172,18 @@ func validateNotify(targets []NotifyTarget) (string, error) {
 			return ptr + "/name", fmt.Errorf("%s: the name %q is taken by notify[%d]; names identify targets in the delivery log", where, name, j)
 		}
 		names[name] = i
+		if t.Type == "webpush" {
+			if webpushAt >= 0 {
+				return ptr, fmt.Errorf("%s: notify[%d] is the webpush target already; there is one, for every subscribed browser", where, webpushAt)
+			}
+			webpushAt = i
+			if t.URL != "" || t.Secret != "" || t.Token != "" || len(t.Headers) > 0 {
+				return ptr, fmt.Errorf("%s (webpush): takes no url, secret, token or headers: browsers subscribe from the web UI (the bell)", where)
+			}
+		}
 		u, err := url.Parse(t.URL)
 		switch {
+		case t.Type == "webpush":
 		case t.URL == "":
 			return ptr, fmt.Errorf("%s (%s): url is required", where, t.Type)
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":

@@ -154,6 +154,8 @@ type Notice struct {
 	SessionID string
 	Title     string
 	Body      string
+	// URL opens the request in the web UI (default DeepLink(RequestID)).
+	URL string
 	// Buttons maps each button ID to its title and decision key; each gets its own token.
 	Buttons []Button
 }
@@ -180,13 +182,17 @@ type payload struct {
 func DeepLink(requestID string) string { return "/#/pending/" + url.PathEscape(requestID) }
 
 // Asked notifies every subscriber of a pending request, with a fresh token per button and
-// subscriber. It returns how many pushes were accepted; subscriptions the push service reports
-// gone are forgotten.
-func (s *Service) Asked(ctx context.Context, n Notice) (int, error) {
+// subscriber. It returns how many pushes were accepted out of how many subscriptions;
+// subscriptions the push service reports gone are forgotten.
+func (s *Service) Asked(ctx context.Context, n Notice) (sent, total int, err error) {
 	expires := s.now().Add(s.ttl)
+	link := n.URL
+	if link == "" {
+		link = DeepLink(n.RequestID)
+	}
 	return s.broadcast(ctx, n.RequestID, func() payload {
 		p := payload{Type: "asked", Kind: n.Kind, RequestID: n.RequestID, SessionID: n.SessionID,
-			Title: clip(n.Title, 120), Body: clip(n.Body, 600), URL: DeepLink(n.RequestID), Expires: expires.UnixMilli()}
+			Title: clip(n.Title, 120), Body: clip(n.Body, 600), URL: link, Expires: expires.UnixMilli()}
 		for _, b := range n.Buttons {
 			p.Actions = append(p.Actions, Action{Action: b.Action, Title: b.Title, Decision: b.Decision, Token: s.issue(n.RequestID, b.Decision, expires)})
 		}
@@ -195,24 +201,27 @@ func (s *Service) Asked(ctx context.Context, n Notice) (int, error) {
 }
 
 // Resolved replaces a request's notification with how it ended (title, body) and voids its tokens.
-func (s *Service) Resolved(ctx context.Context, requestID, title, body string) (int, error) {
+func (s *Service) Resolved(ctx context.Context, requestID, title, body, link string) (sent, total int, err error) {
 	s.revoke(requestID)
+	if link == "" {
+		link = DeepLink(requestID)
+	}
 	return s.broadcast(ctx, requestID, func() payload {
-		return payload{Type: "resolved", RequestID: requestID, Title: clip(title, 120), Body: clip(body, 600), URL: DeepLink(requestID)}
+		return payload{Type: "resolved", RequestID: requestID, Title: clip(title, 120), Body: clip(body, 600), URL: link}
 	})
 }
 
-func (s *Service) broadcast(ctx context.Context, requestID string, build func() payload) (int, error) {
+func (s *Service) broadcast(ctx context.Context, requestID string, build func() payload) (int, int, error) {
 	subs, err := s.db.PushSubscriptions(ctx)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	sent := 0
 	var failed []error
 	for _, sub := range subs {
 		body, err := json.Marshal(build())
 		if err != nil {
-			return sent, err
+			return sent, len(subs), err
 		}
 		err = Send(ctx, s.hc, s.vapid, Subscription{Endpoint: sub.Endpoint, Keys: Keys{P256dh: sub.P256dh, Auth: sub.Auth}},
 			Message{Payload: body, TTL: s.ttl, Urgency: "high", Topic: topic(requestID)})
@@ -228,7 +237,7 @@ func (s *Service) broadcast(ctx context.Context, requestID string, build func() 
 			failed = append(failed, fmt.Errorf("%s: %w", sub.Endpoint, err))
 		}
 	}
-	return sent, errors.Join(failed...)
+	return sent, len(subs), errors.Join(failed...)
 }
 
 // topic is the Topic header of a request's pushes (at most 32 base64url characters, RFC 8030

@@ -89,8 +89,8 @@ func TestService(t *testing.T) {
 
 	var pushes []received
 	t.Run("every subscriber gets the request encrypted to its own keys, with its own tokens", func(t *testing.T) {
-		n, err := svc.Asked(t.Context(), notice)
-		if err != nil || n != 2 {
+		n, total, err := svc.Asked(t.Context(), notice)
+		if err != nil || n != 2 || total != 2 {
 			t.Fatalf("Asked = %d, %v", n, err)
 		}
 		seen := map[string]bool{}
@@ -142,7 +142,7 @@ func TestService(t *testing.T) {
 	t.Run("a token is refused after it expired", func(t *testing.T) {
 		notice := notice
 		notice.RequestID = "per_test2"
-		if _, err := svc.Asked(t.Context(), notice); err != nil {
+		if _, _, err := svc.Asked(t.Context(), notice); err != nil {
 			t.Fatal(err)
 		}
 		r := decode(t, push.Next(t, 5*time.Second))
@@ -155,12 +155,12 @@ func TestService(t *testing.T) {
 	t.Run("the resolution replaces the notification and voids the tokens", func(t *testing.T) {
 		notice := notice
 		notice.RequestID = "per_test3"
-		if _, err := svc.Asked(t.Context(), notice); err != nil {
+		if _, _, err := svc.Asked(t.Context(), notice); err != nil {
 			t.Fatal(err)
 		}
 		asked := decode(t, push.Next(t, 5*time.Second))
 		push.Next(t, 5*time.Second)
-		if _, err := svc.Resolved(t.Context(), "per_test3", "Answered: once", "by tandem web UI"); err != nil {
+		if _, _, err := svc.Resolved(t.Context(), "per_test3", "Answered: once", "by tandem web UI", ""); err != nil {
 			t.Fatal(err)
 		}
 		r := decode(t, push.Next(t, 5*time.Second))
@@ -174,8 +174,8 @@ func TestService(t *testing.T) {
 	})
 	t.Run("a subscription the push service reports gone is forgotten", func(t *testing.T) {
 		push.Unsubscribe(laptop.Endpoint)
-		n, err := svc.Asked(t.Context(), notice)
-		if err != nil || n != 1 {
+		n, total, err := svc.Asked(t.Context(), notice)
+		if err != nil || n != 1 || total != 2 {
 			t.Fatalf("Asked = %d, %v", n, err)
 		}
 		push.Next(t, 5*time.Second)

@@ -218,8 +218,8 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		m.db.Close()
 		return nil, err
 	}
-	m.notify.SetTargets(notifyTargets(cfg.Notify, m.notify))
-	m.runtime.notify = func(c config.Config) { m.notify.SetTargets(notifyTargets(c.Notify, m.notify)) }
+	m.notify.SetTargets(notifyTargets(cfg.Notify, m.notify, m.push))
+	m.runtime.notify = func(c config.Config) { m.notify.SetTargets(notifyTargets(c.Notify, m.notify, m.push)) }
 	m.questions = question.New(question.Options{Bus: m.bus, DB: m.db, Timeout: pcfg.Timeout, Logger: o.Logger})
 	m.mcp = mcp.New(ctx, mcp.Options{Bus: m.bus, DB: m.db, Added: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
 	builtins := tool.Builtins(tool.Options{})

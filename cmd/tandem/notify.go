@@ -3,12 +3,22 @@ package main
 import (
 	"tandem/config"
 	"tandem/notify"
+	"tandem/webpush"
 )
 
 // notifyTargets builds the dispatcher's targets from the "notify" config (validated already by
 // the config package). A new type of target gets its case here and its type in config/notify.go.
-func notifyTargets(cfg []config.NotifyTarget, d *notify.Dispatcher) []notify.Target {
+// Web Push is on without configuration — a browser that subscribed from the web UI's bell is
+// told of every request at once — and a "webpush" entry sets its filter (or enabled: false).
+func notifyTargets(cfg []config.NotifyTarget, d *notify.Dispatcher, push *webpush.Service) []notify.Target {
 	var out []notify.Target
+	configured := false
+	for _, c := range cfg {
+		configured = configured || c.Type == "webpush"
+	}
+	if !configured {
+		cfg = append(cfg, config.NotifyTarget{Type: "webpush", Name: "webpush"})
+	}
 	for i, c := range cfg {
 		if !c.Active() {
 			continue
@@ -31,6 +41,9 @@ func notifyTargets(cfg []config.NotifyTarget, d *notify.Dispatcher) []notify.Tar
 			if c.Attempts == 0 {
 				t.Retry.Attempts = 3
 			}
+		case "webpush":
+			t.Sink = &webpush.Sink{Service: push}
+			t.Resolved = true // the outcome replaces the notification, and its buttons, on every device
 		default:
 			continue
 		}

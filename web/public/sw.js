@@ -48,13 +48,15 @@ function show(msg) {
   return self.registration.showNotification(msg.title || 'tandem', options);
 }
 
-self.addEventListener('notificationclick', (event) => {
-  const n = event.notification;
+self.addEventListener('notificationclick', (event) => event.waitUntil(onNotificationClick(event.notification, event.action)));
+
+/** A tap on a notification: a button answers with its token; the body opens the request's dialog. */
+function onNotificationClick(n, action) {
   const data = n.data || {};
-  const token = event.action ? data.tokens?.[event.action] : null;
+  const token = action ? data.tokens?.[action] : null;
   n.close();
-  event.waitUntil(token ? answer(data, event.action, token, n.title) : openApp(data.url));
-});
+  return token ? answer(data, action, token, n.title) : openApp(data.url);
+}
 
 /** Answers the request with a button's token and says how it went, in place of the notification. */
 async function answer(data, action, token, title) {
