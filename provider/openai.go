@@ -12,6 +12,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 )
@@ -160,30 +161,15 @@ func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 		params.Messages = append(params.Messages, openai.SystemMessage(s))
 	}
 	for _, m := range req.Messages {
-		switch m.Role {
-		case RoleUser:
-			params.Messages = append(params.Messages, openai.UserMessage(m.Text))
-		case RoleAssistant:
-			var a openai.ChatCompletionAssistantMessageParam
-			if m.Text != "" {
-				a.Content.OfString = openai.String(m.Text)
-			}
-			for _, tc := range m.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       tc.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: string(inputOrEmpty(tc.Input))},
-					},
-				})
-			}
-			if m.Text == "" && len(a.ToolCalls) == 0 {
-				continue // an empty assistant turn (an aborted one) is refused by most servers
-			}
-			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
-		case RoleTool:
-			params.Messages = append(params.Messages, openai.ToolMessage(toolResultText(m), m.ToolCallID))
-		default:
-			return params, &Error{Kind: ErrBadRequest, Provider: p.id, Message: fmt.Sprintf("unknown message role %q", m.Role)}
+		raw, keep, err := openaiMessage(m)
+		if err != nil {
+			return params, &Error{Kind: ErrBadRequest, Provider: p.id, Message: err.Error()}
+		}
+		if keep {
+			// The history is sent whole with every call: each message is encoded here by
+			// encoding/json and handed to the SDK as it is, because the SDK's reflective encoding of
+			// its union types cost more than everything else a long session's turn did.
+			params.Messages = append(params.Messages, param.Override[openai.ChatCompletionMessageParamUnion](raw))
 		}
 	}
 	for _, t := range req.Tools {
@@ -198,6 +184,53 @@ func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(def))
 	}
 	return params, nil
+}
+
+// openaiWireMessage is one Chat Completions message as the API takes it.
+type openaiWireMessage struct {
+	Role       string               `json:"role"`
+	Content    *string              `json:"content,omitempty"`
+	ToolCalls  []openaiWireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string               `json:"tool_call_id,omitempty"`
+}
+
+type openaiWireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// openaiMessage encodes one history message; keep is false for one that must not be sent (an
+// empty assistant turn, an aborted one, is refused by most servers).
+func openaiMessage(m Message) (raw json.RawMessage, keep bool, err error) {
+	var w openaiWireMessage
+	switch m.Role {
+	case RoleUser:
+		w.Role, w.Content = "user", &m.Text
+	case RoleAssistant:
+		w.Role = "assistant"
+		if m.Text != "" {
+			w.Content = &m.Text
+		}
+		for _, tc := range m.ToolCalls {
+			call := openaiWireToolCall{ID: tc.ID, Type: "function"}
+			call.Function.Name, call.Function.Arguments = tc.Name, string(inputOrEmpty(tc.Input))
+			w.ToolCalls = append(w.ToolCalls, call)
+		}
+		if m.Text == "" && len(w.ToolCalls) == 0 {
+			return nil, false, nil
+		}
+	case RoleTool:
+		text := toolResultText(m)
+		w.Role, w.Content, w.ToolCallID = "tool", &text, m.ToolCallID
+	default:
+		return nil, false, fmt.Errorf("unknown message role %q", m.Role)
+	}
+	raw, err = json.Marshal(w)
+	return raw, err == nil, err
 }
 
 // toolResultText marks failed results for APIs that have no error flag.

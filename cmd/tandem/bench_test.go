@@ -110,3 +110,39 @@ func reportMillis(b *testing.B, d []time.Duration) {
 	b.ReportMetric(ms(d[len(d)/2]), "ms-median")
 	b.ReportMetric(ms(d[len(d)*95/100]), "ms-p95")
 }
+
+// BenchmarkPromptGrowthOpenAI sends 500 prompts to one session, each answered by a scripted
+// OpenAI-compatible server over loopback HTTP, and reports the median time of prompts 1–50 and
+// 451–500: every call sends the whole history, so this is what encoding it costs as it grows.
+// Run it with -benchtime 1x.
+func BenchmarkPromptGrowthOpenAI(b *testing.B) {
+	const prompts, window = 500, 50
+	llm := providertest.NewOpenAI(b)
+	td := startTandem(b, setup{env: openAIEnv(llm), noLeak: true})
+	var first, last []time.Duration
+	for b.Loop() {
+		sid := td.newSession(b)
+		for i := range prompts {
+			llm.Add(providertest.Turn{Text: []string{"Here is a short answer of about sixty words, so that every stored reply is about as ",
+				"large as a real one: the session keeps it, lists it and sends it to every client that pages through the history."}})
+			start := time.Now()
+			status, body := td.request(b, http.MethodPost, "/session/"+sid+"/message", promptBody(fmt.Sprintf("Prompt %d: say something.", i+1)))
+			took := time.Since(start)
+			if status != http.StatusOK {
+				b.Fatalf("prompt %d: %d %s", i+1, status, body)
+			}
+			switch {
+			case i < window:
+				first = append(first, took)
+			case i >= prompts-window:
+				last = append(last, took)
+			}
+		}
+	}
+	slices.Sort(first)
+	slices.Sort(last)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(first[len(first)/2]), "median-ms-1-50")
+	b.ReportMetric(ms(last[len(last)/2]), "median-ms-451-500")
+	b.ReportMetric(ms(last[len(last)/2])/ms(first[len(first)/2]), "growth")
+}
