@@ -46,12 +46,16 @@ func (m *scriptedModel) baseURL() string { return "http://" + m.ln.Addr().String
 
 func (m *scriptedModel) close() { _ = m.srv.Close() }
 
+// chatRequest is what the model reads of a request: the whole history arrives with every call,
+// but only the last message is decoded, so the model's own time grows as little as it can.
 type chatRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	} `json:"messages"`
+	Model    string            `json:"model"`
+	Messages []json.RawMessage `json:"messages"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
 }
 
 // text is a message's text, whether its content is a string or an array of parts.
@@ -100,7 +104,11 @@ func (m *scriptedModel) complete(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	send(map[string]any{"role": "assistant", "content": ""}, nil, nil)
-	last := req.Messages[len(req.Messages)-1]
+	var last chatMessage
+	if err := json.Unmarshal(req.Messages[len(req.Messages)-1], &last); err != nil {
+		http.Error(w, `{"error":{"message":"bad message","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
 	lastText := text(last.Content)
 	_, command, isRun := strings.Cut(lastText, "run: ")
 	switch {
