@@ -52,7 +52,8 @@ const md = new Marked({
     },
     code(token) {
       const lang = (token.lang || '').split(/\s/)[0];
-      return `<pre class="code"><code class="hljs${lang ? ' language-' + escapeHtml(lang) : ''}">${highlight(token.text, lang)}</code></pre>`;
+      const pre = `<pre class="code"><code class="hljs${lang ? ' language-' + escapeHtml(lang) : ''}">${highlight(token.text, lang)}</code></pre>`;
+      return `<div class="copyable"><button type="button" class="copy" data-copy-code aria-label="Copy code" data-testid="copy">Copy</button>${pre}</div>`;
     },
     link(token) {
       const href = safeHref(token.href);

@@ -19,6 +19,7 @@ import {
 import { renderMarkdown } from './markdown.js';
 import { Diff } from './diff.jsx';
 import { confirmDialog } from './confirm.jsx';
+import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
 
 function ago(ms) {
   if (!ms) return '';
@@ -83,7 +84,10 @@ export function SessionView({ id }) {
   const [editing, setEditing] = useState(false);
   const status = state.status[id];
   const busy = status && status.type !== 'idle';
-  const msgs = m ? Object.values(m.byId).sort((a, b) => (a.info.id < b.info.id ? -1 : 1)) : [];
+  const all = m ? Object.values(m.byId).sort((a, b) => (a.info.id < b.info.id ? -1 : 1)) : [];
+  // Undo (a revert) hides the messages from its point on until Redo or the next prompt.
+  const msgs = visibleMessages(s, all);
+  const hidden = hiddenByRevert(s, all);
   const err = state.sessionErrors[id];
   const scroller = useRef(null);
   const stick = useRef(true);
@@ -154,6 +158,7 @@ export function SessionView({ id }) {
         <button class="ghost rename-btn" onClick={() => setEditing(true)} title="Rename">
           Rename
         </button>
+        <SessionTools id={id} msgs={all} busy={busy} />
         <button class="ghost" onClick={fork} title="Fork this session">
           Fork
         </button>
@@ -167,6 +172,8 @@ export function SessionView({ id }) {
         {msgs.map((msg, i) => (
           <Message key={msg.info.id} msg={msg} last={i === msgs.length - 1 || msgs[i + 1].info.role === 'user'} />
         ))}
+        <RevertNotice id={id} hidden={hidden} />
+        <ChangedFiles id={id} busy={busy} />
         {err && <ErrorBox error={err} />}
         <Todos list={state.todos[id]} />
       </div>
@@ -222,7 +229,7 @@ function Todos({ list }) {
   );
 }
 
-export function Message({ msg, last }) {
+export function Message({ msg, last, shared }) {
   const { info, parts } = msg;
   if (info.role === 'user') {
     // A compaction (/compact, or a turn that neared the model's context window): from here on the
@@ -243,8 +250,9 @@ export function Message({ msg, last }) {
       .map((p) => p.text)
       .join('\n');
     return (
-      <div class="msg user" data-testid="msg-user">
+      <div class="msg user" data-testid="msg-user" data-id={info.id}>
         <div class="bubble">{text}</div>
+        {!shared && <UserMessageTools msg={msg} text={text} />}
       </div>
     );
   }
@@ -256,7 +264,7 @@ export function Message({ msg, last }) {
       {info.error && <ErrorBox error={info.error} />}
       {last && info.modelID && info.time?.completed && (
         <div class="msg-foot muted small">
-          {info.agent || info.mode} · {info.modelID}
+          {info.agent || info.mode} · {info.modelID} · <MessageTime ms={info.time.completed} what="Finished" />
         </div>
       )}
     </div>
@@ -324,7 +332,21 @@ function ToolCall({ part }) {
   };
   return (
     <div class={'tool ' + st.status} data-testid="tool" data-tool={part.tool} data-status={st.status}>
-      <div class="tool-head" onClick={() => setOpen(!open)}>
+      <div
+        class="tool-head"
+        role="button"
+        tabIndex={0}
+        aria-expanded={open ? 'true' : 'false'}
+        onClick={() => setOpen(!open)}
+        onKeyDown={(e) => {
+          if (e.target !== e.currentTarget || (e.key !== 'Enter' && e.key !== ' ')) return;
+          e.preventDefault();
+          setOpen(!open);
+        }}
+      >
+        <span class="chevron" aria-hidden="true">
+          ›
+        </span>
         <span class={'state ' + st.status} aria-label={st.status}>
           {st.status === 'running' ? <span class="spinner" /> : stateIcon[st.status]}
         </span>
@@ -348,9 +370,12 @@ function ToolCall({ part }) {
           {diff && <Diff text={diff} />}
           {!isBash && !diff && Object.keys(input).length > 0 && <pre class="meta">{JSON.stringify(input, null, 2)}</pre>}
           {output && (
-            <pre class="output" ref={outRef} data-testid="tool-output">
-              {output}
-            </pre>
+            <div class="copyable">
+              <CopyButton text={output} label="Copy output" />
+              <pre class="output" ref={outRef} data-testid="tool-output">
+                {output}
+              </pre>
+            </div>
           )}
           {st.status === 'error' && (
             <div class="error-box" role="alert">

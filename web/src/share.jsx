@@ -61,7 +61,7 @@ export function SharedSession({ token }) {
               </div>
             )}
             {msgs.map((msg, i) => (
-              <Message key={msg.info.id} msg={msg} last={i === msgs.length - 1 || msgs[i + 1].info.role === 'user'} />
+              <Message key={msg.info.id} msg={msg} shared last={i === msgs.length - 1 || msgs[i + 1].info.role === 'user'} />
             ))}
           </div>
         </div>

@@ -11,6 +11,7 @@ export const state = {
   status: {},
   messages: {}, // sessionID -> { byId: {id: {info, parts: []}}, loaded }
   todos: {},
+  diffs: {}, // sessionID -> the files it changed (GET /session/{id}/diff, session.diff)
   sessionErrors: {},
   permissions: {},
   questions: {},
@@ -384,6 +385,9 @@ export function handleEvent(msg) {
       if (msg) msg.parts = msg.parts.filter((x) => x.id !== p.partID);
       break;
     }
+    case 'session.diff':
+      if (p.sessionID && Array.isArray(p.diff)) state.diffs[p.sessionID] = p.diff;
+      break;
     case 'todo.updated':
       state.todos[p.sessionID] = p.todos;
       break;

@@ -1,0 +1,156 @@
+// Browser end-to-end tests of what issue 20 found missing in a conversation: copy buttons,
+// timestamps, forking from a chosen message, undo/redo, compaction, the files a session changed,
+// and tool cards that show they fold and open from the keyboard.
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { missing, startTandem, launchBrowser, loggedInPage, rest, until, shot } from './harness.mjs';
+
+const why = missing();
+
+async function prompt(page, text) {
+  await page.fill('[data-testid="composer-input"]', text);
+  await page.press('[data-testid="composer-input"]', 'Enter');
+  await page.waitForURL(/#\/session\/ses_/);
+}
+
+const sessionOf = (page) => page.url().split('/session/')[1];
+
+async function idle(server, sid) {
+  await until(async () => !(await rest(server, 'GET', '/session/status')).data[sid], 'the turn to end');
+}
+
+describe('the conversation', { skip: why || false }, () => {
+  let browser;
+  let server;
+
+  before(async () => {
+    browser = await launchBrowser();
+    server = await startTandem();
+  });
+
+  after(async () => {
+    await server?.stop();
+    await browser?.close();
+  });
+
+  test('copies code blocks and tool output, and dates every message', async () => {
+    const page = await loggedInPage(browser, server);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+    await prompt(page, 'show this\n```\nconst answer = 42;\n```');
+    const reply = page.locator('[data-testid="msg-assistant"]').last();
+    const code = reply.locator('.copyable pre.code');
+    await code.waitFor();
+    await reply.locator('.copyable [data-testid="copy"]').click();
+    await until(async () => (await page.evaluate(() => navigator.clipboard.readText())) === 'const answer = 42;\n' || (await page.evaluate(() => navigator.clipboard.readText())) === 'const answer = 42;', 'the code on the clipboard');
+    await until(async () => (await reply.locator('.copyable [data-testid="copy"]').innerText()) === 'Copied', 'the button to say so');
+
+    await prompt(page, 'run: echo copied-output');
+    const dialog = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
+    await dialog.locator('[data-testid="approve-once"]').click();
+    const tool = page.locator('[data-testid="tool"][data-status="completed"]');
+    await tool.waitFor();
+    await tool.locator('.copyable [data-testid="copy"]').click();
+    await until(async () => (await page.evaluate(() => navigator.clipboard.readText())) === 'copied-output\n', 'the output on the clipboard');
+
+    // Every user message and every finished answer carries its time.
+    const sid = sessionOf(page);
+    await idle(server, sid);
+    const msgs = (await rest(server, 'GET', `/session/${sid}/message`)).data;
+    const firstUser = msgs.find((m) => m.info.role === 'user');
+    const time = page.locator(`[data-testid="msg-user"][data-id="${firstUser.info.id}"] time`);
+    assert.equal(await time.getAttribute('datetime'), new Date(firstUser.info.time.created).toISOString());
+    await page.locator('[data-testid="msg-assistant"] .msg-foot time').first().waitFor();
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('a tool card shows a chevron and opens and closes from the keyboard', async () => {
+    const page = await loggedInPage(browser, server);
+    await prompt(page, 'read: README.md');
+    const card = page.locator('[data-testid="tool"][data-tool="read"][data-status="completed"]');
+    await card.waitFor();
+    const head = card.locator('.tool-head');
+    assert.equal(await head.locator('.chevron').count(), 1);
+    assert.equal(await head.getAttribute('aria-expanded'), 'false');
+    assert.equal(await card.locator('.tool-body').count(), 0);
+    await head.focus();
+    await page.keyboard.press('Enter');
+    await card.locator('.tool-body').waitFor();
+    assert.equal(await head.getAttribute('aria-expanded'), 'true');
+    await page.keyboard.press(' ');
+    await card.locator('.tool-body').waitFor({ state: 'detached' });
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('forks from a chosen message, with that message ready to send again', async () => {
+    const page = await loggedInPage(browser, server);
+    await prompt(page, 'first question');
+    const sid = sessionOf(page);
+    await page.locator('[data-testid="msg-assistant"]').first().waitFor();
+    await idle(server, sid);
+    await prompt(page, 'second question');
+    await until(async () => (await page.locator('[data-testid="msg-assistant"]').count()) === 2, 'the second answer');
+    await idle(server, sid);
+
+    await page.locator('[data-testid="msg-user"]').nth(1).locator('[data-testid="fork-here"]').click();
+    await until(() => sessionOf(page) !== sid, 'the fork to open');
+    const fork = sessionOf(page);
+    const kept = (await rest(server, 'GET', `/session/${fork}/message`)).data;
+    assert.deepEqual(
+      kept.map((m) => m.info.role),
+      ['user', 'assistant'],
+    );
+    await until(async () => (await page.locator('[data-testid="msg-user"]').count()) === 1, 'the fork’s one prompt on screen');
+    assert.equal(await page.locator('[data-testid="composer-input"]').inputValue(), 'second question');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('lists the files a session changed with their diffs, undoes the change and redoes it', async () => {
+    const page = await loggedInPage(browser, server);
+    await prompt(page, 'write: notes.txt\nhello from the agent\n');
+    const sid = sessionOf(page);
+    const dialog = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
+    await dialog.locator('[data-testid="approve-once"]').click();
+    await idle(server, sid);
+    const file = path.join(server.project, 'notes.txt');
+    assert.equal(readFileSync(file, 'utf8').trim(), 'hello from the agent');
+
+    const changedFiles = page.locator('[data-testid="changed-files"]');
+    await changedFiles.waitFor();
+    assert.match(await changedFiles.locator('summary').first().innerText(), /1 file changed\s+\+1\s+−0/);
+    await changedFiles.locator('summary').first().click();
+    await changedFiles.locator('[data-file="notes.txt"] summary').click();
+    assert.match(await changedFiles.locator('[data-file="notes.txt"] [data-testid="diff"]').innerText(), /\+hello from the agent/);
+    await shot(page, 'changed-files');
+
+    await page.locator('[data-testid="undo"]').click();
+    await until(() => !existsSync(file), 'Undo to remove the file');
+    await page.locator('[data-testid="revert-notice"]').waitFor();
+    assert.equal(await page.locator('[data-testid="msg-user"]').count(), 0, 'the undone prompt is still shown');
+    await page.locator('[data-testid="redo"]').click();
+    await until(() => existsSync(file), 'Redo to bring the file back');
+    await page.locator('[data-testid="msg-user"]').waitFor();
+    assert.equal(await page.locator('[data-testid="revert-notice"]').count(), 0);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('Compact summarises the session', async () => {
+    const page = await loggedInPage(browser, server);
+    await prompt(page, 'remember the number 7');
+    const sid = sessionOf(page);
+    await page.locator('[data-testid="msg-assistant"]').first().waitFor();
+    await idle(server, sid);
+    await page.locator('[data-testid="compact"]').click();
+    await page.locator('[data-testid="compaction"]').waitFor();
+    await until(async () => (await rest(server, 'GET', `/session/${sid}/message`)).data.some((m) => m.info.summary === true || m.info.summary?.compacted), 'the summary message');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});
+
+if (why) test(`browser e2e skipped: ${why}`, { skip: why }, () => {});
