@@ -27,6 +27,15 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 	if m.picker != nil {
 		return m.pickerKey(k)
 	}
+	if m.dialog != nil && k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste && !m.dialog.input.Focused() {
+		// Keys typed faster than the screen reads them arrive together: in a dialog each one is a
+		// choice ("3" picks the third option, what follows is the answer's text).
+		var cmds []tea.Cmd
+		for _, r := range k.Runes {
+			cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}}))
+		}
+		return tea.Batch(cmds...)
+	}
 	if m.dialog != nil {
 		typing := m.dialog.asking || m.dialog.typing
 		if s == "esc" && !typing {

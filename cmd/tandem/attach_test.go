@@ -1,0 +1,348 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"tandem/permission"
+	"tandem/testenv"
+)
+
+// screen is one `tandem attach` running in its own tmux server, read with capture-pane.
+type screen struct {
+	t      *testing.T
+	socket string
+	name   string
+}
+
+// attachIn starts `tandem attach URL args...` in a new 120×40 tmux session; the password comes
+// from the environment, and HOME is empty so no local state file is found.
+func attachIn(t *testing.T, url, password string, args ...string) *screen {
+	t.Helper()
+	testenv.Program(t, "tmux", "apt-get install tmux")
+	bin := builtBinary(t)
+	dir, err := os.MkdirTemp("", "tat") // a short path: a unix socket path has ~100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	s := &screen{t: t, socket: filepath.Join(dir, "s"), name: "tui"}
+	home := t.TempDir()
+	command := fmt.Sprintf("env HOME=%s XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s XDG_DATA_HOME=%s TERM=xterm-256color TANDEM_SERVER_PASSWORD=%s %s attach %s %s; sleep 600",
+		home, home, home, home, password, bin, url, strings.Join(args, " "))
+	s.tmux("new-session", "-d", "-s", s.name, "-x", "120", "-y", "40", command)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", s.socket, "kill-server").Run() })
+	s.waitFor("the status line says connected", func(sc string) bool { return strings.Contains(sc, "● connected") })
+	return s
+}
+
+func (s *screen) tmux(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", s.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// text is what the screen shows now.
+func (s *screen) text() string { return s.tmux("capture-pane", "-p", "-t", s.name) }
+
+// waitFor polls the screen until pred holds (waitLimit at most) and returns it.
+func (s *screen) waitFor(what string, pred func(string) bool) string {
+	s.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		sc := s.text()
+		if pred(sc) {
+			return sc
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("waiting for %s; the screen:\n%s", what, sc)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitText waits until the screen shows every one of texts.
+func (s *screen) waitText(texts ...string) string {
+	s.t.Helper()
+	return s.waitFor(fmt.Sprintf("%q on screen", texts), func(sc string) bool {
+		for _, x := range texts {
+			if !strings.Contains(sc, x) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// waitGone waits until the screen no longer shows text.
+func (s *screen) waitGone(text string) string {
+	s.t.Helper()
+	return s.waitFor(fmt.Sprintf("%q gone", text), func(sc string) bool { return !strings.Contains(sc, text) })
+}
+
+// typeText types literally; keys sends tmux key names (Enter, Escape, C-w, 1, …).
+func (s *screen) typeText(text string) { s.tmux("send-keys", "-t", s.name, "-l", text) }
+func (s *screen) keys(keys ...string) {
+	s.tmux(append([]string{"send-keys", "-t", s.name}, keys...)...)
+}
+
+// prompt types a prompt and sends it.
+func (s *screen) prompt(text string) {
+	s.typeText(text)
+	s.keys("Enter")
+}
+
+func TestAttachShowsAPromptsStreamedAnswer(t *testing.T) {
+	td := startTandem(t, setup{})
+	sc := attachIn(t, td.base, testPassword)
+
+	first := sc.text()
+	if !strings.Contains(first, td.base) || !strings.Contains(first, "build") || !strings.Contains(first, "demo/") {
+		t.Fatalf("the status line names the server, agent and model; the screen:\n%s", first)
+	}
+	sc.prompt("slow: streamed *word* by word")
+	sc.waitText("┃ slow: streamed *word* by word", "streamed word by word")
+	if got := strings.Count(sc.text(), "streamed word by word"); got != 1 {
+		t.Fatalf("the answer shows %d times:\n%s", got, sc.text())
+	}
+}
+
+func TestAttachAnswersApprovals(t *testing.T) {
+	td := startTandem(t, setup{})
+	sc := attachIn(t, td.base, testPassword)
+
+	t.Run("allow once runs the command and its output shows", func(t *testing.T) {
+		sc.prompt("run: echo once-$((20+22))")
+		sc.waitText("Permission: bash", "$ echo once-$((20+22))", "[1] Allow once")
+		sc.keys("1")
+		sc.waitText("✓ bash $ echo once-$((20+22))", "once-42")
+		sc.waitGone("Permission: bash")
+	})
+	t.Run("always allow remembers the command family and the next one runs unasked", func(t *testing.T) {
+		sc.prompt("run: printf always-%s one")
+		sc.waitText("Permission: bash", "$ printf always-%s one")
+		sc.keys("Right", "Right", "Enter") // the third decision: Always allow in this project
+		sc.waitText("always-one")
+		var grants []permission.Grant
+		td.call(t, http.MethodGet, "/permission/grant", "", http.StatusOK, &grants)
+		if len(grants) != 1 || grants[0].Action != permission.Allow {
+			t.Fatalf("grants after always: %+v", grants)
+		}
+		sc.prompt("run: printf always-%s two")
+		sc.waitText("always-two")
+		if strings.Contains(sc.text(), "Permission: bash") {
+			t.Fatalf("a granted command asked again:\n%s", sc.text())
+		}
+	})
+	t.Run("reject with a message tells the agent and nothing runs", func(t *testing.T) {
+		sc.prompt("run: touch made-by-attach")
+		sc.waitText("Permission: bash", "$ touch made-by-attach")
+		sc.keys("5")
+		sc.waitText("tell the agent why")
+		sc.typeText("not in this repository")
+		sc.keys("Enter")
+		sc.waitText("✗ bash $ touch made-by-attach", "not in this repository")
+		if _, err := os.Stat(filepath.Join(td.project, "made-by-attach")); !os.IsNotExist(err) {
+			t.Fatalf("the rejected command ran: %v", err)
+		}
+	})
+}
+
+func TestAttachAnswersAQuestionWithItsOwnText(t *testing.T) {
+	td := startTandem(t, setup{})
+	sc := attachIn(t, td.base, testPassword)
+
+	sc.prompt("ask: Which database? | Postgres | SQLite")
+	sc.waitText("Question: Which database", "1.   Postgres", "3. Type your own answer")
+	sc.keys("3")
+	sc.typeText("DuckDB, embedded")
+	sc.keys("Enter")
+	sc.waitText(`"Which database?"="DuckDB, embedded"`)
+	sc.waitGone("Type your own answer")
+}
+
+func TestAttachFillsInAnMCPFormFromServerEverything(t *testing.T) {
+	td := startWithEverything(t)
+	sc := attachIn(t, td.base, testPassword)
+
+	sc.prompt("mcp: everything trigger-elicitation-request {}")
+	sc.waitText("Permission: everything_trigger-elicitation-request")
+	sc.keys("1")
+	form := sc.waitText("MCP server everything asks")
+	if !strings.Contains(form, "(integer)") || !strings.Contains(form, "(boolean)") {
+		t.Fatalf("the form shows its fields with their types:\n%s", form)
+	}
+	// The first field (the name) takes the text; then the integer gets a value the schema refuses.
+	sc.typeText("Ada Lovelace")
+	fields := formFields(form)
+	at := slices.IndexFunc(fields, func(l string) bool { return strings.HasSuffix(l, "(integer)") })
+	if at < 0 {
+		t.Fatalf("no integer field in %q", fields)
+	}
+	for range at {
+		sc.keys("Tab")
+	}
+	sc.waitText("▸ Integer: › 42")
+	sc.keys("BSpace", "BSpace")
+	sc.typeText("500")
+	sc.keys("C-s")
+	sc.waitText("✗ must be at most 100") // the server's 400, shown at the field
+	if strings.Contains(sc.text(), "✓ everything_trigger-elicitation-request") {
+		t.Fatal("an invalid answer completed the tool")
+	}
+	sc.keys("BSpace", "BSpace", "BSpace")
+	sc.typeText("7")
+	sc.keys("C-s")
+	sc.waitText("✓ everything_trigger-elicitation-request", "Name: Ada Lovelace", "Favorite Integer: 7")
+	sc.waitGone("MCP server everything asks")
+}
+
+var formField = regexp.MustCompile(`^(▸ )?[^ ].*: .*\((string|boolean|integer|number|enum|multi)(, [a-z-]+)?\)$`)
+
+// formFields are the form's field lines on screen, in order.
+func formFields(screen string) []string {
+	var out []string
+	for _, line := range strings.Split(screen, "\n") {
+		l := strings.TrimSpace(strings.Trim(strings.TrimSpace(line), "│"))
+		if formField.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestAttachClosesADialogAnsweredElsewhere(t *testing.T) {
+	td := startTandem(t, setup{})
+	sc := attachIn(t, td.base, testPassword)
+
+	sc.prompt("run: echo answered-over-rest")
+	sc.waitText("Permission: bash")
+	var pending []permission.Request
+	td.call(t, http.MethodGet, "/permission", "", http.StatusOK, &pending)
+	if len(pending) != 1 {
+		t.Fatalf("pending: %+v", pending)
+	}
+	status, body := td.request(t, http.MethodPost, "/permission/"+pending[0].ID+"/reply", `{"reply":"once"}`, "User-Agent", "curl/8.0")
+	if status != http.StatusOK {
+		t.Fatalf("reply: %d %s", status, body)
+	}
+	sc.waitText("answered by curl/8.0 (once)", "✓ bash $ echo answered-over-rest")
+	sc.waitGone("Permission: bash")
+}
+
+func TestAttachTwoScreensShareTheInbox(t *testing.T) {
+	td := startTandem(t, setup{})
+	sid := td.newSession(t)
+	a := attachIn(t, td.base, testPassword, "--session", sid)
+	b := attachIn(t, td.base, testPassword, "--session", sid)
+
+	a.prompt("run: echo seen-by-both")
+	a.waitText("Permission: bash")
+	b.waitText("Permission: bash", "┃ run: echo seen-by-both")
+	b.keys("1")
+	a.waitText("answered by tandem attach (once)", "✓ bash $ echo seen-by-both")
+	b.waitText("✓ bash $ echo seen-by-both")
+	if strings.Contains(b.text(), "answered by") {
+		t.Fatalf("the screen that answered says another client did:\n%s", b.text())
+	}
+
+	t.Run("a request in another session shows as a badge", func(t *testing.T) {
+		other := td.newSession(t)
+		td.promptAsync(t, other, "run: echo elsewhere")
+		a.waitText("⚑ 1 waiting (1 in other sessions)")
+		a.keys("C-w")
+		a.waitText("Waiting for you", "approve bash: echo elsewhere")
+		a.keys("Enter")
+		a.waitText("Permission: bash", "$ echo elsewhere")
+		a.keys("1")
+		a.waitText("✓ bash $ echo elsewhere")
+	})
+}
+
+// serveProcess is `tandem serve` from the built binary on a fixed port, so that it can be killed
+// and started again at the same address.
+type serveProcess struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func startServe(t *testing.T, data, project string, port int) *serveProcess {
+	t.Helper()
+	cmd := exec.Command(builtBinary(t), "serve", "--port", strconv.Itoa(port), "--data-dir", data, "--dir", project)
+	cmd.Env = append(os.Environ(), "TANDEM_SERVER_PASSWORD="+testPassword, "XDG_STATE_HOME="+data, "XDG_CONFIG_HOME="+data, "HOME="+data)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProcess{cmd: cmd, done: make(chan struct{})}
+	listening := make(chan struct{})
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), " listening on ") {
+				close(listening)
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	t.Cleanup(p.kill)
+	select {
+	case <-listening:
+	case <-time.After(waitLimit):
+		t.Fatal("tandem serve did not start listening")
+	}
+	return p
+}
+
+// kill ends the server at once (SIGKILL: no graceful shutdown) and waits for it.
+func (p *serveProcess) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+func TestAttachCarriesOnAcrossAServerRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	data, project := t.TempDir(), t.TempDir()
+	port := testenv.UnusedPort(t)
+	srv := startServe(t, data, project, port)
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	sc := attachIn(t, url, testPassword)
+
+	sc.prompt("before the restart")
+	sc.waitText("You said: before the restart")
+	srv.kill()
+	sc.waitText("○ reconnecting")
+	startServe(t, data, project, port)
+	sc.waitText("● connected")
+	sc.prompt("after the restart")
+	sc.waitText("You said: after the restart")
+	screen := sc.text()
+	for _, s := range []string{"You said: before the restart", "You said: after the restart", "┃ before the restart", "┃ after the restart"} {
+		if n := strings.Count(screen, s); n != 1 {
+			t.Fatalf("%q shows %d times, want once:\n%s", s, n, screen)
+		}
+	}
+}
