@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,48 @@ func TestACPTypeScriptSDKClientOverStdio(t *testing.T) {
 	if err != nil {
 		t.Fatalf("acp-client.mjs: %v\n%s\n%s", err, out, tail(errOut, 3000))
 	}
+	checkTypeScriptEditor(t, out, project)
+}
+
+func TestACPTypeScriptSDKClientOverStreamableHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	dir, node := testenv.MCPClients(t)
+	data, project := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(project, "build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := startBinary(t, builtBinary(t), data, project)
+
+	t.Run("without credentials the endpoint answers 401", func(t *testing.T) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.url+"/acp", strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("status %d", res.StatusCode)
+		}
+	})
+	t.Run("the official SDK's HTTP client works through a task with approvals", func(t *testing.T) {
+		out, errOut, err := runNode(t, dir, node, []string{"TANDEM_SERVER_PASSWORD=" + srv.pass}, "acp-client.mjs", srv.url+"/acp", project)
+		if err != nil {
+			t.Fatalf("acp-client.mjs over HTTP: %v\n%s\n%s", err, out, tail(errOut, 3000))
+		}
+		checkTypeScriptEditor(t, out, project)
+	})
+}
+
+// checkTypeScriptEditor checks what acp-client.mjs saw, and what is on disk after its task: the
+// write it allowed happened with its diff shown, the rm -rf it rejected did not run.
+func checkTypeScriptEditor(t *testing.T, out, project string) {
+	t.Helper()
 	var seen struct {
 		Permissions []struct {
 			Title   string   `json:"title"`

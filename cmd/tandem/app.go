@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tandem/acpserver/acphttp"
 	"tandem/auth"
 	"tandem/bus"
 	"tandem/client"
@@ -80,6 +81,7 @@ type Main struct {
 	statePath   string
 	unadvertise func()
 	stopMCP     func()
+	stopACP     func()
 	snaps       *snapshot.Store
 	webBase     atomic.Pointer[string] // the server's URL once it listens, for links in notifications
 }
@@ -116,6 +118,7 @@ type services struct {
 	events    *routes.Events
 	tools     func() []tool.Tool
 	mcpHTTP   http.Handler // tandem as an MCP server over Streamable HTTP
+	acpHTTP   http.Handler // tandem as an ACP agent over Streamable HTTP
 	fileIndex *files.Index // the file lists of the directories clients search
 	push      *webpush.Service
 	env       func(string) string
@@ -143,6 +146,7 @@ func (s services) api() *routes.API {
 			&routes.Questions{Service: s.questions},
 			&routes.MCP{Manager: s.mcp},
 			&routes.MCPServer{Handler: s.mcpHTTP},
+			&routes.ACPServer{Handler: s.acpHTTP},
 			&routes.Ptys{Manager: s.ptys},
 			&routes.Probes{},
 			&routes.Commands{Service: &command.Service{Config: s.runtime.Load, Env: s.env, Sessions: s.sessions, Bus: s.bus, Logger: s.log}},
@@ -276,6 +280,10 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 
 	m.mcpHTTP = m.mcpHTTPHandler()
+	// ACP agents of remote editors drive this server through its own API, with its credentials.
+	acp := acphttp.New(ctx, acphttp.Options{Version: version, Logger: o.Logger,
+		Client: func() *client.Client { return client.New(m.URL(), m.Username(), m.password) }})
+	m.acpHTTP, m.stopACP = acp, acp.Close
 
 	ui := web.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		routes.WriteError(w, r, notFoundRoute(r))
@@ -435,6 +443,7 @@ func (m *Main) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m.unadvertise()
+	m.stopACP() // its agents call this server's API: before the listener goes
 	m.sessions.Shutdown(ctx)
 	m.snaps.Close()
 	m.ptys.Close()

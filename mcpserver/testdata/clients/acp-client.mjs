@@ -3,19 +3,30 @@
 // would, by the kind of each option. It prints what it saw as one JSON object; the Go test
 // (cmd/tandem TestACPTypeScriptSDKClientOverStdio) checks it against what is on disk.
 //
+// Over the network it speaks ACP's Streamable HTTP transport (the SDK's experimental http client)
+// to a running server's /acp endpoint, with the server's Basic credentials.
+//
 // usage: node acp-client.mjs TANDEM_BINARY PROJECT_DIR DATA_DIR PORT
+//        node acp-client.mjs http://HOST:PORT/acp PROJECT_DIR   (password in TANDEM_SERVER_PASSWORD)
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { client, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 
 const [bin, project, data, port] = process.argv.slice(2);
 const seen = { permissions: [], updates: [], stops: [] };
 
-const agent = spawn(bin, ["acp", "--dir", project, "--data-dir", data, "--port", port], {
-  env: { ...process.env, XDG_STATE_HOME: data, XDG_CONFIG_HOME: data, HOME: data },
-  stdio: ["pipe", "pipe", "inherit"],
-});
-const stream = ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout));
+let agent, stream;
+if (bin.startsWith("http")) {
+  const basic = Buffer.from(`tandem:${process.env.TANDEM_SERVER_PASSWORD}`).toString("base64");
+  stream = createHttpStream(bin, { headers: { Authorization: `Basic ${basic}` } });
+} else {
+  agent = spawn(bin, ["acp", "--dir", project, "--data-dir", data, "--port", port], {
+    env: { ...process.env, XDG_STATE_HOME: data, XDG_CONFIG_HOME: data, HOME: data },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  stream = ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout));
+}
 
 const app = client({ name: "ts-sdk-editor" })
   .onRequest("session/request_permission", async ({ params }) => {
@@ -46,6 +57,8 @@ await app.connectWith(stream, async (ctx) => {
     seen.stops.push(res.stopReason);
   }
 });
-agent.stdin.end();
-await new Promise((resolve) => agent.once("exit", resolve));
+if (agent) {
+  agent.stdin.end();
+  await new Promise((resolve) => agent.once("exit", resolve));
+}
 console.log(JSON.stringify(seen));
