@@ -86,9 +86,9 @@ type conn struct {
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
-	streams map[string]*outbox      // "" is the connection's stream; else a session's
-	routes  map[string]string       // the client's request ID -> the stream its response goes to
-	initial map[string]chan []byte  // the initialize request's ID -> its response
+	streams map[string]*outbox     // "" is the connection's stream; else a session's
+	routes  map[string]string      // the client's request ID -> the stream its response goes to
+	initial map[string]chan []byte // the initialize request's ID -> its response
 	closed  chan struct{}
 	once    sync.Once
 }
