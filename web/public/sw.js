@@ -60,7 +60,6 @@ function onNotificationClick(n, action) {
 
 /** Answers the request with a button's token and says how it went, in place of the notification. */
 async function answer(data, action, token, title) {
-  const label = data.labels?.[action] || action;
   let res;
   let body = {};
   try {
@@ -75,7 +74,8 @@ async function answer(data, action, token, title) {
   } catch (e) {
     return note(data, 'tandem could not be reached', `${title}\nTap to open tandem and answer there.`);
   }
-  if (res.ok) return note(data, `${label}: done`, title);
+  // Answered: tandem pushes the outcome, which takes this notification's place on every device.
+  if (res.ok) return undefined;
   const d = body?.data || {};
   if (res.status === 409) {
     const r = d.reply;
@@ -97,17 +97,18 @@ function note(data, title, body) {
   });
 }
 
-/** Focuses an open tandem window on url, or opens one. */
+/** Shows url in an open tandem window (brought to the front when the browser allows), or opens one. */
 async function openApp(url) {
   const target = new URL(url || '/', self.location.origin).href;
   const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
   for (const w of windows) {
     if (new URL(w.url).origin !== self.location.origin) continue;
     try {
-      const focused = await w.focus();
-      return await (focused || w).navigate(target);
+      const shown = (await w.navigate(target)) || w;
+      await shown.focus().catch(() => {});
+      return shown;
     } catch {
-      /* try the next window, or open one */
+      /* not ours to navigate: try the next window, or open one */
     }
   }
   return self.clients.openWindow(target);

@@ -313,7 +313,7 @@ function noteAnsweredElsewhere(id, what, client) {
     state.answeredHere.delete(id);
     return;
   }
-  toast(`${what} was answered ${client ? `by ${client}` : 'in another client'}.`, 'info');
+  toast(`${what} was answered in another client${client ? ` — ${client}` : ''}.`, 'info');
 }
 
 export function handleEvent(msg) {
@@ -488,7 +488,7 @@ async function reply(id, map, path, body, what) {
       const d = e.body?.data || {};
       const r = d.reply;
       const winner = typeof r === 'string' ? r : r?.reply || r?.action || (r?.answers ? 'answered' : '') || d.cause;
-      toast(`${what} was already answered ${d.client ? `by ${d.client}` : 'in another client'}${winner ? ` (${winner})` : ''}.`, 'info');
+      toast(`${what} was already answered in another client${d.client ? ` — ${d.client}` : ''}${winner ? ` (${winner})` : ''}.`, 'info');
       settled(id, map);
       return true;
     }
