@@ -9,6 +9,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"tandem/permission"
+	"tandem/question"
 )
 
 // optionKinds maps tandem's decision keys onto ACP's option kinds. reject-with-message has no ACP
@@ -118,4 +119,64 @@ func (t *translator) askedCall(r permission.Request) acp.ToolCallUpdate {
 		tc.Content = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock("```diff\n" + strings.TrimRight(d, "\n") + "\n```"))}
 	}
 	return tc
+}
+
+// questionReject is the option that dismisses a question put as a permission request.
+const questionReject = "tandem-dismiss"
+
+// askQuestion puts a question of the agent's question tool to the client in the closest form ACP
+// v1 offers: a session/request_permission whose options are the answers (kind allow_once) and a
+// dismissal (reject_once). Only a single question with a single choice fits that form; anything
+// else, and typed answers, stay in GET /question for the other clients. The first answer wins, as
+// for approvals.
+func (t *translator) askQuestion(ctx context.Context, q question.Request) {
+	if len(q.Questions) != 1 || q.Questions[0].Multiple || len(q.Questions[0].Options) == 0 {
+		return
+	}
+	info := q.Questions[0]
+	opts := []acp.PermissionOption{}
+	for i, o := range info.Options {
+		name := o.Label
+		if o.Description != "" {
+			name += " — " + o.Description
+		}
+		opts = append(opts, acp.PermissionOption{OptionId: acp.PermissionOptionId(fmt.Sprintf("answer-%d", i)), Name: name, Kind: acp.PermissionOptionKindAllowOnce})
+	}
+	opts = append(opts, acp.PermissionOption{OptionId: questionReject, Name: "Dismiss the question", Kind: acp.PermissionOptionKindRejectOnce})
+	id := q.ID
+	if q.Tool != nil && q.Tool.CallID != "" {
+		id = q.Tool.CallID
+	}
+	kind := acp.ToolKindOther
+	title := info.Question
+	call := acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(id), Title: &title, Kind: &kind}
+	actx, cancel := context.WithCancel(ctx)
+	t.mu.Lock()
+	t.waiting[q.ID] = cancel
+	t.mu.Unlock()
+	t.approval.Add(1)
+	go func() {
+		defer t.approval.Done()
+		defer t.withdraw(q.ID)
+		res, err := t.a.conn.RequestPermission(actx, acp.RequestPermissionRequest{SessionId: acp.SessionId(t.as.id), ToolCall: call, Options: opts,
+			Meta: map[string]any{"tandem": map[string]any{"questionID": q.ID}}})
+		if actx.Err() != nil || err != nil {
+			return // answered elsewhere, the turn ended, or the client could not ask: it waits in the list
+		}
+		var answer string
+		if sel := res.Outcome.Selected; sel != nil {
+			var i int
+			if _, err := fmt.Sscanf(string(sel.OptionId), "answer-%d", &i); err == nil && i >= 0 && i < len(info.Options) {
+				answer = info.Options[i].Label
+			}
+		}
+		if answer == "" {
+			err = t.as.c.RejectQuestion(actx, q.ID)
+		} else {
+			err = t.as.c.ReplyQuestion(actx, q.ID, [][]string{{answer}})
+		}
+		if err != nil {
+			t.a.log.Debug("acp: question answer refused (answered elsewhere first?)", "id", q.ID, "err", err)
+		}
+	}()
 }

@@ -14,6 +14,7 @@ import (
 
 	"tandem/client"
 	"tandem/permission"
+	"tandem/question"
 	"tandem/session"
 	"tandem/tool"
 )
@@ -162,7 +163,12 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 		if json.Unmarshal(ev.Properties, &r) == nil && r.SessionID == t.as.id {
 			t.ask(actx, r)
 		}
-	case "permission.replied":
+	case "question.asked":
+		var q question.Request
+		if json.Unmarshal(ev.Properties, &q) == nil && q.SessionID == t.as.id {
+			t.askQuestion(actx, q)
+		}
+	case "permission.replied", "question.replied", "question.rejected":
 		var r struct {
 			RequestID string `json:"requestID"`
 		}

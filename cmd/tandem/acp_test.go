@@ -428,6 +428,31 @@ func TestACPOverStdio(t *testing.T) {
 		}
 	})
 
+	t.Run("a question from the agent is put as a permission request whose options are the answers", func(t *testing.T) {
+		s := newACPSession(t, e, project)
+		var offered []string
+		e.setAnswer(func(_ context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+			var pick acp.PermissionOptionId
+			for _, o := range p.Options {
+				offered = append(offered, o.Name+":"+string(o.Kind))
+				if o.Name == "SQLite" {
+					pick = o.OptionId
+				}
+			}
+			return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.RequestPermissionOutcomeSelected{OptionId: pick}}}, nil
+		})
+		from := e.mark()
+		if stop := prompt(t, e, s.SessionId, "ask: Which database? | Postgres | SQLite"); stop != acp.StopReasonEndTurn {
+			t.Fatalf("stop reason %q", stop)
+		}
+		if got := strings.Join(offered, ", "); got != "Postgres:allow_once, SQLite:allow_once, Dismiss the question:reject_once" {
+			t.Fatalf("options %s", got)
+		}
+		if got := agentText(e.since(from)); !strings.Contains(got, "SQLite") {
+			t.Fatalf("the answer did not reach the model: %q", got)
+		}
+	})
+
 	t.Run("session/cancel stops a running turn and the prompt answers cancelled", func(t *testing.T) {
 		s := newACPSession(t, e, project)
 		from := e.mark()
