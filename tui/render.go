@@ -158,6 +158,21 @@ func (r *renderer) tool(p *session.Part, full bool) string {
 	if st == nil {
 		return styleTool.Render("⚙ " + p.Tool)
 	}
+	out, _ := st.Metadata["output"].(string)
+	key := fmt.Sprintf("%s %d %t %d %d", st.Status, len(out), full, len(st.Error), len(st.Input))
+	if st.Output != nil {
+		key += fmt.Sprintf(" %d", len(*st.Output))
+	}
+	if c, ok := r.cache[p.ID]; ok && c.key == key {
+		return c.out
+	}
+	res := r.renderTool(p, full)
+	r.cache[p.ID] = cached{key, res}
+	return res
+}
+
+func (r *renderer) renderTool(p *session.Part, full bool) string {
+	st := p.State
 	var in map[string]any
 	_ = json.Unmarshal(st.Input, &in)
 	what := st.Title
@@ -179,12 +194,22 @@ func (r *renderer) tool(p *session.Part, full bool) string {
 		}
 		out = strings.TrimRight(out, "\n")
 		if out != "" {
-			lines := strings.Split(out, "\n")
 			hidden := 0
-			if !full && len(lines) > toolLines {
-				hidden = len(lines) - toolLines
-				lines = lines[hidden:]
+			if !full {
+				// Only the newest lines show: cut them from the end, without splitting a long output.
+				cut := len(out)
+				for n := 0; n < toolLines && cut > 0; n++ {
+					cut = strings.LastIndexByte(out[:cut], '\n')
+					if cut < 0 {
+						cut = 0
+					}
+				}
+				if cut > 0 {
+					hidden = strings.Count(out[:cut], "\n") + 1
+					out = out[cut+1:]
+				}
 			}
+			lines := strings.Split(out, "\n")
 			for i, l := range lines {
 				lines[i] = truncate(l, r.width-4)
 			}

@@ -26,11 +26,20 @@ type screen struct {
 	t      *testing.T
 	socket string
 	name   string
+	poll   time.Duration // how often waitFor reads the screen
 }
 
 // attachIn starts `tandem attach URL args...` in a new 120×40 tmux session; the password comes
 // from the environment, and HOME is empty so no local state file is found.
 func attachIn(t *testing.T, url, password string, args ...string) *screen {
+	t.Helper()
+	s := startScreen(t, url, password, args...)
+	s.waitFor("the status line says connected", func(sc string) bool { return strings.Contains(sc, "● connected") })
+	return s
+}
+
+// startScreen starts `tandem attach` in tmux without waiting for anything.
+func startScreen(t *testing.T, url, password string, args ...string) *screen {
 	t.Helper()
 	testenv.Program(t, "tmux", "apt-get install tmux")
 	bin := builtBinary(t)
@@ -39,13 +48,12 @@ func attachIn(t *testing.T, url, password string, args ...string) *screen {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	s := &screen{t: t, socket: filepath.Join(dir, "s"), name: "tui"}
+	s := &screen{t: t, socket: filepath.Join(dir, "s"), name: "tui", poll: 50 * time.Millisecond}
 	home := t.TempDir()
 	command := fmt.Sprintf("env HOME=%s XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s XDG_DATA_HOME=%s TERM=xterm-256color TANDEM_SERVER_PASSWORD=%s %s attach %s %s; sleep 600",
 		home, home, home, home, password, bin, url, strings.Join(args, " "))
 	s.tmux("new-session", "-d", "-s", s.name, "-x", "120", "-y", "40", command)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", s.socket, "kill-server").Run() })
-	s.waitFor("the status line says connected", func(sc string) bool { return strings.Contains(sc, "● connected") })
 	return s
 }
 
@@ -73,7 +81,7 @@ func (s *screen) waitFor(what string, pred func(string) bool) string {
 		if time.Now().After(deadline) {
 			s.t.Fatalf("waiting for %s; the screen:\n%s", what, sc)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(s.poll)
 	}
 }
 
@@ -345,4 +353,78 @@ func TestAttachCarriesOnAcrossAServerRestart(t *testing.T) {
 			t.Fatalf("%q shows %d times, want once:\n%s", s, n, screen)
 		}
 	}
+}
+
+// TestAttachLatency measures what a person waits for: from starting `tandem attach` to its first
+// full frame, and from a key press to the key on screen while a 5,000-line command streams its
+// output into the same screen. It measures, it asserts nothing about speed; set
+// TANDEM_ATTACH_BENCH=1 to run it (the numbers are in the README's Benchmarks).
+func TestAttachLatency(t *testing.T) {
+	if os.Getenv("TANDEM_ATTACH_BENCH") == "" {
+		t.Skip("set TANDEM_ATTACH_BENCH=1 to measure")
+	}
+	td := startTandem(t, setup{})
+	builtBinary(t) // built before the clock starts
+	var starts []time.Duration
+	for range 5 {
+		begin := time.Now()
+		sc := startScreen(t, td.base, testPassword)
+		sc.poll = time.Millisecond
+		sc.waitFor("the first connected frame", func(screen string) bool { return strings.Contains(screen, "● connected") })
+		starts = append(starts, time.Since(begin))
+		sc.tmux("kill-server")
+	}
+	t.Logf("attach start to first connected frame over %d runs: %s", len(starts), spread(starts))
+
+	sc := attachIn(t, td.base, testPassword)
+	sc.poll = time.Millisecond
+	t.Logf("keystroke to screen with nothing streaming, 20 keys: %s", spread(keyLatency(sc, 20, nil)))
+	sc.keys("C-u")
+	sc.waitFor("an empty prompt", func(screen string) bool { return strings.Contains(screen, "Ask anything") })
+	sc.prompt("run: for i in $(seq 1 5000); do echo line $i; sleep 0.001; done")
+	sc.waitText("Permission: bash")
+	sc.keys("1")
+	sc.waitText("│ line 10")
+	lat := keyLatency(sc, 40, func(i int) {
+		if strings.Contains(sc.text(), "✓ bash") {
+			t.Fatalf("the command ended after %d keys: measure with a longer one", i+1)
+		}
+	})
+	t.Logf("keystroke to screen while the output streams, %d keys: %s (tmux capture-pane polled every 1 ms)", len(lat), spread(lat))
+}
+
+// keyLatency types n letters one at a time and measures each one's way to the screen; after is
+// called after each.
+func keyLatency(sc *screen, n int, after func(i int)) []time.Duration {
+	typed := ""
+	var lat []time.Duration
+	for i := range n {
+		c := string(rune('a' + i%26))
+		typed += c
+		begin := time.Now()
+		sc.typeText(c)
+		sc.waitFor("the key on screen", func(screen string) bool { return strings.Contains(promptLine(screen), typed) })
+		lat = append(lat, time.Since(begin))
+		if after != nil {
+			after(i)
+		}
+	}
+	return lat
+}
+
+// promptLine is the prompt's first line on screen.
+func promptLine(screen string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, "› ") {
+			return l
+		}
+	}
+	return ""
+}
+
+func spread(d []time.Duration) string {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return fmt.Sprintf("min %v, median %v, p90 %v, max %v", s[0].Round(time.Millisecond), s[len(s)/2].Round(time.Millisecond),
+		s[len(s)*9/10].Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond))
 }
