@@ -49,6 +49,9 @@ type NotifyTarget struct {
 	// WebURL is the address of tandem's web UI as the person reaches it (a reverse proxy, a
 	// tailnet name), for the links in notifications; default the server's own URL.
 	WebURL string `json:"webURL,omitempty"`
+	// Subject is the contact a webpush target's VAPID signature names, a mailto: or https: URL
+	// (default mailto:tandem@localhost; some push services, Apple's among them, want a real one).
+	Subject string `json:"subject,omitempty"`
 }
 
 // NotifyKinds are the kinds of request a notify target can be limited to.
@@ -180,6 +183,9 @@ func validateNotify(targets []NotifyTarget) (string, error) {
 			if t.URL != "" || t.Secret != "" || t.Token != "" || len(t.Headers) > 0 {
 				return ptr, fmt.Errorf("%s (webpush): takes no url, secret, token or headers: browsers subscribe from the web UI (the bell)", where)
 			}
+			if t.Subject != "" && !strings.HasPrefix(t.Subject, "mailto:") && !strings.HasPrefix(t.Subject, "https://") {
+				return ptr + "/subject", fmt.Errorf("%s (webpush): subject must be a mailto: or https: URL (RFC 8292), got %q", where, t.Subject)
+			}
 		}
 		u, err := url.Parse(t.URL)
 		switch {
@@ -191,6 +197,9 @@ func validateNotify(targets []NotifyTarget) (string, error) {
 		}
 		if t.Type == "webhook" && t.Secret == "" {
 			return ptr, fmt.Errorf("%s (webhook): secret is required: every POST is signed with it (HMAC-SHA256) so the receiver can tell it comes from tandem", where)
+		}
+		if t.Type != "webpush" && t.Subject != "" {
+			return ptr + "/subject", fmt.Errorf("%s: subject is a webpush setting; a %s has none", where, t.Type)
 		}
 		if t.Type != "ntfy" && !t.Priority.IsZero() {
 			return ptr + "/priority", fmt.Errorf("%s: priority is an ntfy setting; a %s has none", where, t.Type)

@@ -42,8 +42,9 @@ type Service struct {
 	ttl   time.Duration
 	now   func() time.Time
 
-	mu     sync.Mutex
-	tokens map[[32]byte]grant // by the token's SHA-256: the tokens themselves are never kept
+	mu      sync.Mutex
+	subject string
+	tokens  map[[32]byte]grant // by the token's SHA-256: the tokens themselves are never kept
 }
 
 // grant is what an action token answers.
@@ -83,10 +84,20 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Subject != "" {
-		v.Subject = o.Subject
-	}
-	return &Service{db: o.DB, log: o.Logger, hc: o.Client, vapid: v, ttl: o.TokenTTL, now: o.Now, tokens: map[[32]byte]grant{}}, nil
+	return &Service{db: o.DB, log: o.Logger, hc: o.Client, vapid: v, ttl: o.TokenTTL, now: o.Now, subject: o.Subject, tokens: map[[32]byte]grant{}}, nil
+}
+
+// SetSubject sets the contact the VAPID signature names (empty: DefaultSubject).
+func (s *Service) SetSubject(subject string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subject = subject
+}
+
+func (s *Service) identity() *VAPID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &VAPID{key: s.vapid.key, Subject: s.subject}
 }
 
 // PublicKey is the applicationServerKey browsers subscribe with.
@@ -218,12 +229,13 @@ func (s *Service) broadcast(ctx context.Context, requestID string, build func() 
 	}
 	sent := 0
 	var failed []error
+	vapid := s.identity()
 	for _, sub := range subs {
 		body, err := json.Marshal(build())
 		if err != nil {
 			return sent, len(subs), err
 		}
-		err = Send(ctx, s.hc, s.vapid, Subscription{Endpoint: sub.Endpoint, Keys: Keys{P256dh: sub.P256dh, Auth: sub.Auth}},
+		err = Send(ctx, s.hc, vapid, Subscription{Endpoint: sub.Endpoint, Keys: Keys{P256dh: sub.P256dh, Auth: sub.Auth}},
 			Message{Payload: body, TTL: s.ttl, Urgency: "high", Topic: topic(requestID)})
 		switch {
 		case err == nil:

@@ -42,6 +42,7 @@ func notifyTargets(cfg []config.NotifyTarget, d *notify.Dispatcher, push *webpus
 				t.Retry.Attempts = 3
 			}
 		case "webpush":
+			push.SetSubject(c.Subject)
 			t.Sink = &webpush.Sink{Service: push}
 			t.Resolved = true // the outcome replaces the notification, and its buttons, on every device
 		default:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -21,16 +22,37 @@ type pushed struct {
 	Body      string           `json:"body"`
 	URL       string           `json:"url"`
 	Actions   []webpush.Action `json:"actions"`
+	header    http.Header
 }
 
 func nextPush(t *testing.T, ps *webpushtest.Service) pushed {
 	t.Helper()
 	var p pushed
-	raw := ps.Next(t, waitLimit).Plaintext
-	if err := json.Unmarshal(raw, &p); err != nil {
-		t.Fatalf("push is not JSON: %v: %s", err, raw)
+	got := ps.Next(t, waitLimit)
+	if err := json.Unmarshal(got.Plaintext, &p); err != nil {
+		t.Fatalf("push is not JSON: %v: %s", err, got.Plaintext)
 	}
+	p.header = got.Header
 	return p
+}
+
+// vapidSubject is the "sub" claim of a push's VAPID signature (checked by the push service already).
+func vapidSubject(t *testing.T, h http.Header) string {
+	t.Helper()
+	jwt, _, _ := strings.Cut(strings.TrimPrefix(h.Get("Authorization"), "vapid t="), ",")
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		t.Fatalf("Authorization %q", h.Get("Authorization"))
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims struct{ Sub string }
+	if err := json.Unmarshal(raw, &claims); err != nil {
+		t.Fatal(err)
+	}
+	return claims.Sub
 }
 
 // postAction is what the service worker sends: the token, no credentials, from the server's origin.
@@ -59,7 +81,7 @@ func (td *tandem) postAction(t *testing.T, token string) (int, string) {
 // decrypts, as a real one and the browser do); the notification's Approve token, posted without
 // credentials, runs the command, and the decision log says it came from the push action.
 func TestWebPushApprovesFromTheNotification(t *testing.T) {
-	td := startTandem(t, setup{})
+	td := startTandem(t, setup{config: `{"notify": [{"type": "webpush", "subject": "mailto:ops@example.org"}]}`})
 	events := td.subscribe(t)
 	ps := webpushtest.New(t)
 
@@ -91,6 +113,9 @@ func TestWebPushApprovesFromTheNotification(t *testing.T) {
 		}
 		if len(p.Actions) != 2 || p.Actions[0].Action != "approve" || p.Actions[0].Decision != "once" || p.Actions[1].Decision != "reject" {
 			t.Fatalf("actions %+v", p.Actions)
+		}
+		if sub := vapidSubject(t, p.header); sub != "mailto:ops@example.org" {
+			t.Errorf("VAPID sub %q, want the configured contact", sub)
 		}
 	})
 
