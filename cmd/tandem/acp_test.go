@@ -5,7 +5,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 
 	"os"
 	"os/exec"
@@ -450,6 +452,52 @@ func TestACPOverStdio(t *testing.T) {
 		}
 		if got := agentText(e.since(from)); !strings.Contains(got, "SQLite") {
 			t.Fatalf("the answer did not reach the model: %q", got)
+		}
+	})
+
+	t.Run("the editor's MCP servers are connected for the session and their tools are offered", func(t *testing.T) {
+		inner := t.TempDir()
+		ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+		defer cancel()
+		// Another tandem, as an MCP server over stdio, is the editor's MCP server here.
+		s, err := e.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: project, McpServers: []acp.McpServer{{Stdio: &acp.McpServerStdio{
+			Name: "inner", Command: builtBinary(t), Args: []string{"mcp", "--port", "0", "--data-dir", inner, "--dir", project},
+			Env: []acp.EnvVariable{{Name: "HOME", Value: inner}, {Name: "XDG_STATE_HOME", Value: inner}, {Name: "XDG_CONFIG_HOME", Value: inner},
+				{Name: "TANDEM_SERVER_PASSWORD", Value: "inner"}},
+		}}}})
+		if err != nil {
+			t.Fatalf("session/new with an MCP server: %v", err)
+		}
+		var status map[string]struct {
+			Status string `json:"status"`
+			Error  string `json:"error"`
+		}
+		for deadline := time.Now().Add(waitLimit); ; time.Sleep(100 * time.Millisecond) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/mcp", nil)
+			req.SetBasicAuth("tandem", testPassword)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = json.NewDecoder(res.Body).Decode(&status)
+			res.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status["inner"].Status == "connected" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("GET /mcp: %+v", status)
+			}
+		}
+		e.setAnswer(choose("once"))
+		from := e.mark()
+		if stop := prompt(t, e, s.SessionId, "mcp: inner tandem-sessions {}"); stop != acp.StopReasonEndTurn {
+			t.Fatalf("stop reason %q", stop)
+		}
+		if got := agentText(e.since(from)); !strings.Contains(got, "`inner_tandem-sessions` returned:\n{\"sessions\":") {
+			t.Fatalf("the MCP tool's answer: %q", got)
 		}
 	})
 
