@@ -119,6 +119,218 @@ describe('more fixes of issue 20', { skip: why || false }, () => {
       await server.stop();
     }
   });
+
+  describe('in one server', () => {
+    let server;
+    before(async () => {
+      server = await startTandem();
+    });
+    after(async () => {
+      await server?.stop();
+    });
+
+    const desktop = { viewport: { width: 1440, height: 900 } };
+    const phone = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
+    const sid = (page) => page.url().split('/session/')[1];
+    const overlap = (a, b) => a && b && a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+    test('“Open a shell” on the empty Terminal page opens one', async () => {
+      const page = await loggedInPage(browser, server, desktop);
+      await page.click('nav >> text=Terminal');
+      // A real click: it fails when something covers the button.
+      await page.getByRole('button', { name: 'Open a shell' }).click({ timeout: 5000 });
+      await page.locator('.xterm-rows').waitFor();
+      await until(async () => (await rest(server, 'GET', '/pty')).data.length === 1, 'the PTY');
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    });
+
+    test('a phone that views the same terminal does not shrink it for the desktop', async () => {
+      const big = await loggedInPage(browser, server, desktop);
+      await big.click('nav >> text=Terminal');
+      await big.click('[data-testid="new-terminal"]');
+      await big.locator('.tab.active[data-conn="connected"]').waitFor();
+      const id = big.url().split('/terminal/')[1];
+      const small = await loggedInPage(browser, server, phone);
+      await small.goto(`${server.base}/#/terminal/${id}`);
+      await small.locator('.tab.active[data-conn="connected"]').waitFor();
+      // The phone has reported its size and been told the terminal's, which is the desktop's.
+      const shown = await until(async () => small.locator('.xterm-host:visible').getAttribute('data-size'), 'the phone told the size');
+      await big.locator('.xterm:visible').click();
+      await big.keyboard.type('stty size\n');
+      const size = await until(async () => {
+        const m = (await big.locator('.xterm-rows:visible').innerText()).match(/^\s*(\d+) (\d+)\s*$/m);
+        return m && { rows: Number(m[1]), cols: Number(m[2]) };
+      }, 'stty size');
+      assert.ok(size.cols > 120, `the desktop terminal shrank to ${size.cols} columns for the phone`);
+      assert.equal(shown, `${size.rows}x${size.cols}`, 'the phone shows the terminal at another size');
+      assert.deepEqual(big.errors, []);
+      assert.deepEqual(small.errors, []);
+      await small.context().close();
+      await big.context().close();
+    });
+
+    test('rename focuses its input, Esc cancels and Enter saves', async () => {
+      const page = await loggedInPage(browser, server, desktop);
+      await prompt(page, 'hello rename');
+      const id = sid(page);
+      await page.locator('[data-testid="msg-assistant"]').first().waitFor();
+      await page.click('[data-testid="rename"]');
+      assert.equal(await page.evaluate(() => document.activeElement?.className), 'rename');
+      await page.keyboard.type('Not this one');
+      await page.keyboard.press('Escape');
+      await page.locator('[data-testid="session-title"]').waitFor();
+      // The title may still be generated from the first prompt meanwhile; what was typed is never saved.
+      await page.waitForTimeout(300);
+      assert.notEqual((await rest(server, 'GET', `/session/${id}`)).data.title, 'Not this one', 'Esc saved the title');
+      assert.notEqual(await page.locator('[data-testid="session-title"]').innerText(), 'Not this one');
+      await page.click('[data-testid="rename"]');
+      await page.keyboard.type('Kept title');
+      await page.keyboard.press('Enter');
+      await until(async () => (await rest(server, 'GET', `/session/${id}`)).data.title === 'Kept title', 'the rename');
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    });
+
+    test('the conversation follows long output and new prompts, and the composer lets go of the focus after Send', async () => {
+      // A short window, so that the conversation scrolls.
+      const page = await loggedInPage(browser, server, { viewport: { width: 1440, height: 560 } });
+      await prompt(page, 'hello first');
+      await page.locator('[data-testid="msg-assistant"]').first().waitFor();
+      await page.fill('[data-testid="composer-input"]', 'run: seq 1 400');
+      await page.press('[data-testid="composer-input"]', 'Enter');
+      const conv = page.locator('[data-testid="conversation"]');
+      const gap = () => conv.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
+      const dialog = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
+      await dialog.waitFor();
+      // The focus is not in the composer, so `a` approves instead of typing.
+      assert.notEqual(await page.evaluate(() => document.activeElement?.dataset?.testid), 'composer-input');
+      await page.keyboard.press('a');
+      await dialog.waitFor({ state: 'detached' });
+      assert.equal(await page.inputValue('[data-testid="composer-input"]'), '', 'the key went into the composer');
+      await page.locator('[data-testid="tool"][data-tool="bash"][data-status="completed"]').waitFor();
+      await until(async () => (await gap()) < 10, 'the conversation to end at the bottom', 3000).catch(async () => assert.fail(`the conversation ends ${await gap()} px above the bottom`));
+
+      // Scrolled up to read, then a new prompt: the view comes back to the end.
+      await conv.evaluate((el) => el.scrollTo(0, 0));
+      await page.fill('[data-testid="composer-input"]', 'run: echo after-scrolling');
+      await page.press('[data-testid="composer-input"]', 'Enter');
+      const waiting = page.locator('[data-testid="tool"] button.waiting');
+      await waiting.waitFor();
+      await until(async () => (await gap()) < 10, 'the view to follow the new prompt', 3000).catch(async () => assert.fail(`the view stayed ${await gap()} px above the bottom`));
+      const box = await waiting.boundingBox();
+      const cbox = await conv.boundingBox();
+      assert.ok(box.y >= cbox.y && box.y + box.height <= cbox.y + cbox.height, 'the approval card is out of view');
+      await page.locator('[data-testid="pending-dialog"] [data-testid="reject"]').click();
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    });
+
+    test('a finished question card shows the answer, and a diff shows no raw Index:/==== lines', async () => {
+      const page = await loggedInPage(browser, server, desktop);
+      await prompt(page, 'ask: Which DB? | Postgres | SQLite');
+      const q = page.locator('[data-testid="pending-dialog"][data-kind="question"]');
+      await q.getByText('SQLite', { exact: true }).click();
+      await q.locator('[data-testid="question-submit"]').click();
+      const card = page.locator('[data-testid="tool"][data-tool="question"][data-status="completed"]');
+      await card.waitFor();
+      assert.match(await card.locator('.tool-title').innerText(), /Which DB\? → SQLite/);
+
+      await page.fill('[data-testid="composer-input"]', 'write: notes.txt\nfirst line\nsecond line');
+      await page.press('[data-testid="composer-input"]', 'Enter');
+      const perm = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
+      await perm.locator('[data-testid="diff"]').waitFor();
+      const lines = await perm.locator('[data-testid="diff"] > div').allInnerTexts();
+      assert.ok(lines.some((l) => l.startsWith('+first line')), lines.join('\n'));
+      assert.deepEqual(lines.filter((l) => l.startsWith('Index:') || /^=+$/.test(l)), []);
+      await perm.locator('[data-testid="reject"]').click();
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    });
+
+    test('leaving for the MCP page and coming back reopens the session', async () => {
+      const page = await loggedInPage(browser, server, desktop);
+      await prompt(page, 'hello and back');
+      const id = sid(page);
+      await page.click('nav >> text=MCP');
+      await page.locator('[data-testid="mcp"]').waitFor();
+      await page.click('nav >> text=Sessions');
+      await page.waitForURL((u) => u.href.endsWith(`#/session/${id}`));
+      await page.locator('[data-testid="msg-user"]', { hasText: 'hello and back' }).waitFor();
+      await page.context().close();
+    });
+
+    for (const [name, options] of [
+      ['a desktop', desktop],
+      ['a phone', phone],
+    ]) {
+      test(`on ${name}, a dismissal elsewhere is called one, and the toast covers neither the model picker nor Send`, async () => {
+        const page = await loggedInPage(browser, server, options);
+        if (options === phone) await page.click('[data-testid="new-session"]');
+        await prompt(page, 'ask: Dismiss me? | yes | no');
+        await page.locator('[data-testid="pending-dialog"][data-kind="question"]').waitFor();
+        const asked = (await rest(server, 'GET', '/question')).data.find((x) => x.sessionID === sid(page));
+        await rest(server, 'POST', `/question/${asked.id}/reject`, {});
+        const toast = page.locator('[data-testid="toast"]', { hasText: 'question' });
+        await toast.waitFor();
+        assert.match(await toast.innerText(), /dismissed/, await toast.innerText());
+        // Out of the pending panel's way now: the composer is in view.
+        for (const sel of ['select[aria-label="Model"]', '[data-testid="send"]']) {
+          const a = await toast.boundingBox();
+          const b = await page.locator(sel).boundingBox();
+          assert.ok(!overlap(a, b), `the toast ${JSON.stringify(a)} covers ${sel} ${JSON.stringify(b)}`);
+        }
+        assert.deepEqual(page.errors, []);
+        await page.context().close();
+      });
+    }
+
+    test('on a phone: Rename is there, the model picker is not cut off, and one can log out', async () => {
+      const page = await loggedInPage(browser, server, phone);
+      await page.click('[data-testid="new-session"]');
+      await prompt(page, 'hello phone');
+      const rename = page.locator('[data-testid="rename"]');
+      assert.ok(await rename.isVisible(), 'no Rename on a phone');
+      const model = page.locator('select[aria-label="Model"]');
+      const fits = await model.evaluate((el) => {
+        const c = document.createElement('canvas').getContext('2d');
+        const st = getComputedStyle(el);
+        c.font = `${st.fontWeight} ${st.fontSize} ${st.fontFamily}`;
+        const text = el.options[el.selectedIndex]?.text || '';
+        const r = el.getBoundingClientRect();
+        return { text, need: c.measureText(text).width + 28, width: r.width, right: r.right };
+      });
+      assert.ok(fits.right <= 390 && fits.need <= fits.width, `the model picker cuts “${fits.text}” off: ${JSON.stringify(fits)}`);
+      const out = page.locator('[data-testid="logout"]');
+      assert.ok(await out.isVisible(), 'no log-out on a phone');
+      await out.click();
+      await page.locator('[data-testid="login-form"]').waitFor();
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    });
+
+    test('what was typed into a form that another client answers is kept on screen', async () => {
+      const added = await rest(server, 'POST', '/mcp', { name: 'everything', config: { type: 'local', command: ['node', everything, 'stdio'] } });
+      assert.equal(added.status, 200, JSON.stringify(added.data));
+      await until(async () => (await rest(server, 'GET', '/mcp')).data.everything?.status === 'connected', 'server-everything to connect', 20000);
+      const page = await loggedInPage(browser, server, desktop);
+      await prompt(page, 'mcp: everything trigger-elicitation-request {}');
+      const perm = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
+      const form = page.locator('[data-testid="pending-dialog"][data-kind="elicitation"]');
+      await Promise.race([perm.waitFor(), form.waitFor()]);
+      if (await perm.count()) await perm.locator('[data-testid="approve-once"]').click();
+      await form.locator('[data-field="name"] input').fill('Ada Lovelace typed here');
+      const id = await form.getAttribute('data-id');
+      await rest(server, 'POST', `/mcp/elicitation/${id}/reply`, { action: 'decline' });
+      const lost = page.locator('[data-testid="lost-draft"]');
+      await lost.waitFor();
+      assert.match(await lost.innerText(), /Ada Lovelace typed here/);
+      await lost.getByRole('button', { name: 'Dismiss' }).click();
+      await lost.waitFor({ state: 'detached' });
+      assert.deepEqual(page.errors, []);
+      await page.context().close();
+    });
+  });
 });
 
 if (why) test(`browser e2e skipped: ${why}`, { skip: why }, () => {});

@@ -166,6 +166,7 @@ type session struct {
 
 	mu      sync.Mutex
 	info    Info
+	size    Size // the terminal's window size
 	out     ring
 	viewers map[*Viewer]struct{}
 	exited  bool
@@ -244,6 +245,7 @@ func (m *Manager) Create(ctx context.Context, in CreateInput) (Info, error) {
 			ID: ptyID, Title: title, Command: command, Args: args, Cwd: cwd,
 			Status: Running, Pid: cmd.Process.Pid,
 		},
+		size:    Size{Rows: int(ws.Rows), Cols: int(ws.Cols)},
 		out:     newRing(m.opts.Scrollback),
 		viewers: make(map[*Viewer]struct{}),
 	}
@@ -509,6 +511,8 @@ func (m *Manager) Update(ptyID string, in UpdateInput) (Info, error) {
 			s.mu.Unlock()
 			return Info{}, &errs.Error{Kind: errs.Internal, Message: "cannot resize the terminal", Err: err}
 		}
+		s.size = *in.Size
+		s.tellSizeLocked()
 	}
 	if in.Title != nil {
 		s.info.Title = *in.Title

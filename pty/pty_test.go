@@ -684,3 +684,45 @@ func TestCloseKillsEverythingAndEndsViewers(t *testing.T) {
 		t.Errorf("Create after Close: %v", err)
 	}
 }
+
+func TestTheTerminalTakesTheLargestViewerSize(t *testing.T) {
+	f := newFixture(t, Options{})
+	info := f.create(t, "/bin/sh")
+	desktop, _ := f.attach(t, info.ID, 0)
+	phone, _ := f.attach(t, info.ID, 0)
+	sizeSeen := func(t *testing.T, v *Viewer, want Size) {
+		t.Helper()
+		select {
+		case got := <-v.Sizes():
+			if got != want {
+				t.Fatalf("viewer told %+v, want %+v", got, want)
+			}
+		case <-time.After(waitLimit):
+			t.Fatalf("viewer never told the size %+v", want)
+		}
+	}
+
+	t.Run("a smaller viewer does not shrink the terminal under a larger one", func(t *testing.T) {
+		if err := desktop.Resize(Size{Rows: 40, Cols: 160}); err != nil {
+			t.Fatal(err)
+		}
+		sizeSeen(t, desktop, Size{Rows: 40, Cols: 160})
+		if err := phone.Resize(Size{Rows: 50, Cols: 45}); err != nil {
+			t.Fatal(err)
+		}
+		sizeSeen(t, phone, Size{Rows: 50, Cols: 160})
+		f.write(t, info.ID, "stty size\n")
+		readUntil(t, desktop, "50 160")
+	})
+	t.Run("when the larger viewer leaves, the terminal fits the ones that remain", func(t *testing.T) {
+		desktop.Close()
+		sizeSeen(t, phone, Size{Rows: 50, Cols: 45})
+		f.write(t, info.ID, "stty size\n")
+		readUntil(t, phone, "50 45")
+	})
+	t.Run("a size out of range is refused", func(t *testing.T) {
+		if err := phone.Resize(Size{Rows: 0, Cols: 10}); !errs.Is(err, errs.Invalid) {
+			t.Fatalf("Resize = %v, want Invalid", err)
+		}
+	})
+}

@@ -8,6 +8,10 @@ type Viewer struct {
 	ch  chan []byte
 	err error // set under s.mu before ch is closed
 	end bool
+	// size is the window size this viewer reported (Resize), nil if none; sizes carries the
+	// terminal's size to the viewer whenever it changes, the latest only.
+	size  *Size
+	sizes chan Size
 }
 
 // Replay is what a viewer missed: the output after its cursor that the scrollback still holds.
@@ -54,7 +58,7 @@ func (m *Manager) Attach(ptyID string, cursor int64) (*Viewer, Replay, error) {
 		skip := runeAligned(data)
 		r.Data, r.From = data[skip:], r.From+int64(skip)
 	}
-	v := &Viewer{s: s, ch: make(chan []byte, m.opts.ViewerQueue)}
+	v := &Viewer{s: s, ch: make(chan []byte, m.opts.ViewerQueue), sizes: make(chan Size, 1)}
 	switch {
 	case s.exited:
 		v.end, v.err = true, ErrExited
@@ -99,6 +103,72 @@ func (s *session) dropLocked(v *Viewer, reason error) {
 	delete(s.viewers, v)
 	v.end, v.err = true, reason
 	close(v.ch)
+	if v.size != nil {
+		// The terminal fits the viewers that remain.
+		if err := s.fitLocked(); err != nil {
+			s.m.log.Warn("pty: resize after a viewer left failed", "id", s.id, "err", err)
+		}
+	}
+}
+
+// Resize reports the window size of this viewer. The terminal takes the largest rows and the largest
+// columns among the viewers that reported one, so a small viewer (a phone) never shrinks the terminal
+// under a larger one (a desktop); when a viewer leaves, the terminal fits those that remain. Every
+// viewer that reported a size is told the resulting one (Sizes). PUT /pty/{id} still sets the size directly, until the
+// next viewer reports.
+func (v *Viewer) Resize(sz Size) error {
+	if err := validSize(sz); err != nil {
+		return err
+	}
+	s := v.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v.end {
+		return nil
+	}
+	v.size = &sz
+	return s.fitLocked()
+}
+
+// Sizes delivers the terminal's window size after a change, the latest only: a viewer shows the
+// terminal at that size even when its own window is smaller.
+func (v *Viewer) Sizes() <-chan Size { return v.sizes }
+
+// fitLocked sizes the terminal to the largest of its viewers' reported sizes.
+func (s *session) fitLocked() error {
+	var want Size
+	for v := range s.viewers {
+		if v.size != nil {
+			want.Rows, want.Cols = max(want.Rows, v.size.Rows), max(want.Cols, v.size.Cols)
+		}
+	}
+	if want.Rows == 0 || s.exited {
+		return nil
+	}
+	if want != s.size {
+		if err := s.setSize(want); err != nil {
+			return err
+		}
+		s.size = want
+	}
+	// Told even when unchanged: the viewer that just reported learns the size it is shown at.
+	s.tellSizeLocked()
+	return nil
+}
+
+// tellSizeLocked hands the terminal's size to every viewer that reported its own (the others may not
+// know the control frame), replacing a size it has not read yet.
+func (s *session) tellSizeLocked() {
+	for v := range s.viewers {
+		if v.size == nil {
+			continue
+		}
+		select {
+		case <-v.sizes:
+		default:
+		}
+		v.sizes <- s.size
+	}
 }
 
 func (s *session) endViewersLocked(reason error) {

@@ -2,6 +2,7 @@ package routes
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -171,7 +172,7 @@ func (p *Ptys) connect(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer close(readerDone)
 		defer cancel()
-		p.typeInto(ctx, conn, ptyID)
+		p.typeInto(ctx, conn, ptyID, viewer)
 	}()
 	code, reason := p.stream(ctx, conn, viewer, replay)
 	if code != 0 {
@@ -212,6 +213,10 @@ func (p *Ptys) stream(ctx context.Context, conn *websocket.Conn, v *pty.Viewer, 
 		select {
 		case <-ctx.Done():
 			return 0, ""
+		case sz := <-v.Sizes():
+			if !send(websocket.MessageBinary, sizeFrame(sz)) {
+				return 0, ""
+			}
 		case chunk, ok := <-v.Output():
 			if !ok {
 				return closeFor(v.Err())
@@ -248,14 +253,42 @@ func closeFor(reason error) (websocket.StatusCode, string) {
 	}
 }
 
-// typeInto is the connection's one reader: every message is typed into the terminal.
-func (p *Ptys) typeInto(ctx context.Context, conn *websocket.Conn, ptyID string) {
+// sizeFrame tells a viewer the terminal's window size: a binary frame, 0x00 then {"size":{rows,cols}}.
+func sizeFrame(sz pty.Size) []byte {
+	b, _ := json.Marshal(map[string]pty.Size{"size": sz})
+	return append([]byte{0}, b...)
+}
+
+// viewerSize reads a viewer's control frame, a binary message of 0x00 then {"size":{rows,cols}}: the
+// size of this viewer's window (see pty.Viewer.Resize). Anything else is input.
+func viewerSize(typ websocket.MessageType, data []byte) (pty.Size, bool) {
+	if typ != websocket.MessageBinary || len(data) < 2 || data[0] != 0 || data[1] != '{' {
+		return pty.Size{}, false
+	}
+	var m struct {
+		Size *pty.Size `json:"size"`
+	}
+	if err := json.Unmarshal(data[1:], &m); err != nil || m.Size == nil {
+		return pty.Size{}, false
+	}
+	return *m.Size, true
+}
+
+// typeInto is the connection's one reader: every message is typed into the terminal, except a
+// viewer's size report.
+func (p *Ptys) typeInto(ctx context.Context, conn *websocket.Conn, ptyID string, v *pty.Viewer) {
 	for {
-		_, data, err := conn.Read(ctx)
+		typ, data, err := conn.Read(ctx)
 		if err != nil {
 			return
 		}
 		if len(data) == 0 {
+			continue
+		}
+		if sz, ok := viewerSize(typ, data); ok {
+			if err := v.Resize(sz); err != nil {
+				LoggerOf(ctx).Info("pty viewer size refused", "id", ptyID, "err", err)
+			}
 			continue
 		}
 		// An error means the process is gone (its viewer is ending and the stream closes the socket

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -365,6 +366,38 @@ func TestPTYWebSocket(t *testing.T) {
 		}
 		v.send("stty size\n")
 		v.until("40 120")
+	})
+	t.Run("viewers report their sizes and the terminal takes the largest, which each is told", func(t *testing.T) {
+		info := s.create(t, "/bin/sh")
+		desk := s.dial(t, info.ID, ptyDialOptions{})
+		phone := s.dial(t, info.ID, ptyDialOptions{})
+		report := func(v *ptyViewer, rows, cols int) {
+			t.Helper()
+			ctx, cancel := context.WithTimeout(context.Background(), ptyWait)
+			defer cancel()
+			if err := v.conn.Write(ctx, websocket.MessageBinary, []byte(fmt.Sprintf("\x00{\"size\":{\"rows\":%d,\"cols\":%d}}", rows, cols))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		told := func(v *ptyViewer, want string) {
+			t.Helper()
+			for {
+				typ, data := v.read()
+				if typ == websocket.MessageBinary && len(data) > 0 && data[0] == 0 && string(data[1:]) == want {
+					return
+				}
+				if typ == websocket.MessageText {
+					v.live.Write(data)
+				}
+			}
+		}
+		report(desk, 40, 150)
+		told(desk, `{"size":{"rows":40,"cols":150}}`)
+		report(phone, 50, 45)
+		told(phone, `{"size":{"rows":50,"cols":150}}`)
+		told(desk, `{"size":{"rows":50,"cols":150}}`)
+		desk.send("stty size\n")
+		desk.until("50 150")
 	})
 	t.Run("two viewers see the same output", func(t *testing.T) {
 		info := s.create(t, "/bin/sh")

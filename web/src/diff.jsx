@@ -1,6 +1,11 @@
 /** A unified diff, coloured line by line. */
 export function Diff({ text }) {
-  const lines = String(text || '').replace(/\n$/, '').split('\n');
+  // The patch's own header (Index: … and a rule of =) says nothing the file lines do not, and the
+  // rule is wider than a phone.
+  const lines = String(text || '')
+    .replace(/\n$/, '')
+    .split('\n')
+    .filter((l) => !l.startsWith('Index:') && !/^={10,}$/.test(l));
   return (
     <pre class="diff" data-testid="diff">
       {lines.map((l, i) => {

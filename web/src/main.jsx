@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './style.css';
-import { useStore, state, start, login, logout, pendingList, dismissToast } from './store.js';
+import { useStore, state, start, login, logout, pendingList, dismissToast, dismissLost } from './store.js';
 import { SessionList, SessionView, Composer } from './session.jsx';
 import { PendingDialog, PendingBadge } from './pending.jsx';
 import { PushToggle } from './push.jsx';
@@ -28,12 +28,12 @@ function Header({ pending }) {
   );
   return (
     <header class="topbar">
-      <a class="brand" href="#/">
+      <a class="brand" href="#/" aria-label="tandem">
         <span class="logo" aria-hidden="true" />
-        tandem
+        <span class="brand-name">tandem</span>
       </a>
       <nav>
-        {tab('#/', 'Sessions', r.view === 'sessions' || r.view === 'session')}
+        {tab(state.lastSession && state.sessions[state.lastSession] ? `#/session/${state.lastSession}` : '#/', 'Sessions', r.view === 'sessions' || r.view === 'session')}
         {tab('#/terminal', 'Terminal', r.view === 'terminal')}
         {tab('#/mcp', 'MCP', r.view === 'mcp')}
         {tab('#/permissions', 'Permissions', r.view === 'permissions')}
@@ -45,8 +45,11 @@ function Header({ pending }) {
       </span>
       <PushToggle />
       <PendingBadge count={pending} />
-      <button class="ghost logout" onClick={logout} title="Log out">
-        Log out
+      <button class="ghost logout" onClick={logout} title="Log out" aria-label="Log out" data-testid="logout">
+        <span class="logout-label">Log out</span>
+        <svg class="logout-icon" viewBox="0 0 16 16" width="16" height="16" aria-hidden="true">
+          <path d="M6 2H3v12h3M10 5l3 3-3 3M13 8H6" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round" />
+        </svg>
       </button>
     </header>
   );
@@ -112,6 +115,29 @@ function Login() {
 function Toasts() {
   return (
     <div class="toasts" aria-live="polite">
+      {state.lost.map((l) => (
+        <div key={l.id} class="toast lost" role="alert" data-testid="lost-draft">
+          <div>
+            A form from {l.server} was {l.verb} in another client{l.client ? ` (${l.client})` : ''} before you sent it. What you typed was not sent:
+          </div>
+          <dl>
+            {l.values.map(([k, v]) => (
+              <div key={k}>
+                <dt>{k}</dt>
+                <dd>{Array.isArray(v) ? v.join(', ') : String(v)}</dd>
+              </div>
+            ))}
+          </dl>
+          <div class="actions">
+            <button
+              onClick={() => navigator.clipboard?.writeText(l.values.map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : v}`).join('\n')).catch(() => {})}
+            >
+              Copy
+            </button>
+            <button onClick={() => dismissLost(l.id)}>Dismiss</button>
+          </div>
+        </div>
+      ))}
       {state.toasts.map((t) => (
         <div key={t.id} class={'toast ' + t.kind} data-testid="toast" onClick={() => dismissToast(t.id)}>
           {t.text}

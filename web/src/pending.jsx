@@ -284,7 +284,10 @@ function FormElicitation({ req, actions }) {
   const [serverFieldErrors, setServerFieldErrors] = useState({});
   const errors = { ...serverFieldErrors, ...validateAll(fields, values) };
   const set = (name, v) => {
-    setValues({ ...values, [name]: v });
+    const next = { ...values, [name]: v };
+    setValues(next);
+    // Kept in the store: if another client answers first, what was typed here is shown, not dropped.
+    state.formDrafts[req.id] = { server: req.server, values: Object.fromEntries(fields.map((f) => [f.label || f.name, next[f.name]])) };
     setTouched({ ...touched, [name]: true });
     if (serverFieldErrors[name]) setServerFieldErrors({ ...serverFieldErrors, [name]: undefined });
   };

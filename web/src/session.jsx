@@ -90,17 +90,55 @@ export function SessionView({ id }) {
   const hidden = hiddenByRevert(s, all);
   const err = state.sessionErrors[id];
   const scroller = useRef(null);
+  // The conversation follows new content while it is scrolled to the bottom: any change inside it
+  // (streamed text, a tool's output, a card opening, an approval appearing) or of its size.
   const stick = useRef(true);
-  useEffect(() => {
+  const toBottom = () => {
     const el = scroller.current;
     if (el && stick.current) el.scrollTop = el.scrollHeight;
-  });
+  };
+  useEffect(toBottom);
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const mo = new MutationObserver(toBottom);
+    mo.observe(el, { childList: true, subtree: true, characterData: true, attributes: true });
+    const ro = new ResizeObserver(toBottom);
+    ro.observe(el);
+    // Sending a prompt brings the conversation back to its end.
+    const follow = (e) => {
+      if (e.detail === id) {
+        stick.current = true;
+        toBottom();
+      }
+    };
+    window.addEventListener('tandem:follow', follow);
+    return () => {
+      mo.disconnect();
+      ro.disconnect();
+      window.removeEventListener('tandem:follow', follow);
+    };
+  }, [id]);
   const onScroll = (e) => {
     const el = e.currentTarget;
     stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
   };
+  const renameInput = useRef(null);
+  const cancelled = useRef(false);
+  useEffect(() => {
+    if (editing && renameInput.current) {
+      renameInput.current.focus();
+      renameInput.current.select();
+    }
+  }, [editing]);
+  const startRename = () => {
+    cancelled.current = false;
+    setEditing(true);
+  };
   const rename = async (title) => {
     setEditing(false);
+    // Esc cancels: the blur that follows must not save what was typed.
+    if (cancelled.current) return;
     if (title && title !== s?.title) await renameSession(id, title).catch(reportError);
   };
   const fork = async () => {
@@ -135,17 +173,22 @@ export function SessionView({ id }) {
         {editing ? (
           <input
             class="rename"
-            autoFocus
+            ref={renameInput}
             defaultValue={s?.title || ''}
             aria-label="Session title"
             onKeyDown={(e) => {
               if (e.key === 'Enter') rename(e.currentTarget.value.trim());
-              if (e.key === 'Escape') setEditing(false);
+              if (e.key === 'Escape') {
+                e.preventDefault();
+                e.stopPropagation();
+                cancelled.current = true;
+                setEditing(false);
+              }
             }}
             onBlur={(e) => rename(e.currentTarget.value.trim())}
           />
         ) : (
-          <h2 title="Click to rename" onClick={() => setEditing(true)} data-testid="session-title">
+          <h2 title="Click to rename" onClick={startRename} data-testid="session-title">
             {s?.title || 'Untitled'}
           </h2>
         )}
@@ -155,7 +198,7 @@ export function SessionView({ id }) {
             <span class="spinner" /> <span class="label">{status.type === 'retry' ? `retrying${status.message ? ': ' + status.message : ''}` : 'working'}</span>
           </span>
         )}
-        <button class="ghost rename-btn" onClick={() => setEditing(true)} title="Rename">
+        <button class="ghost rename-btn" onClick={startRename} title="Rename" data-testid="rename">
           Rename
         </button>
         <SessionTools id={id} msgs={all} busy={busy} />
@@ -166,7 +209,7 @@ export function SessionView({ id }) {
           Delete
         </button>
       </div>
-      <div class="conversation" ref={scroller} onScroll={onScroll} data-testid="conversation">
+      <div class="conversation" ref={scroller} onScroll={onScroll} data-testid="conversation" tabIndex={-1}>
         {m && !m.loaded && msgs.length === 0 && <div class="muted center">Loading…</div>}
         {m?.loaded && msgs.length === 0 && <Empty />}
         {msgs.map((msg, i) => (
@@ -308,6 +351,18 @@ function summarize(tool, input) {
   return s === '{}' ? '' : s.length > 120 ? s.slice(0, 117) + '…' : s;
 }
 
+// A finished question says what was answered ("Which DB? → SQLite"), not "Asked 1 question".
+function toolTitle(part, st, input) {
+  const answers = st.metadata?.answers;
+  if (part.tool === 'question' && st.status === 'completed' && Array.isArray(answers) && Array.isArray(input.questions)) {
+    return input.questions.map((q, i) => `${q.question} → ${(answers[i] || []).join(', ') || '(no answer)'}`).join(' · ');
+  }
+  if (part.tool === 'question' && st.status === 'error' && Array.isArray(input.questions)) {
+    return `${input.questions.map((q) => q.question).join(' · ')} → dismissed`;
+  }
+  return st.title && st.title !== part.tool ? st.title : summarize(part.tool, input);
+}
+
 function ToolCall({ part }) {
   const st = part.state || { status: 'pending' };
   const input = st.input || {};
@@ -351,7 +406,7 @@ function ToolCall({ part }) {
           {st.status === 'running' ? <span class="spinner" /> : stateIcon[st.status]}
         </span>
         <span class="tool-name">{part.tool}</span>
-        <span class="tool-title">{st.title && st.title !== part.tool ? st.title : summarize(part.tool, input)}</span>
+        <span class="tool-title">{toolTitle(part, st, input)}</span>
         {waiting && (
           <button
             class="waiting"
@@ -396,6 +451,7 @@ export function Composer({ sessionID, busy }) {
     saveDraft(sessionID, t);
   };
   const [sending, setSending] = useState(false);
+  const input = useRef(null);
   const c = state.composer;
   const models = modelOptions();
   const send = async () => {
@@ -411,6 +467,13 @@ export function Composer({ sessionID, busy }) {
       }
       await sendPrompt(sid, t);
       setText('');
+      // The focus leaves the composer, so that the answer keys (a, r, …) of what the turn asks are
+      // keys, not text; the conversation follows the new prompt.
+      if (input.current && document.activeElement === input.current) {
+        input.current.blur();
+        document.querySelector('[data-testid="conversation"]')?.focus({ preventScroll: true });
+      }
+      window.dispatchEvent(new CustomEvent('tandem:follow', { detail: sid }));
     } catch (e) {
       reportError(e);
     } finally {
@@ -437,6 +500,7 @@ export function Composer({ sessionID, busy }) {
           }
         }}
         aria-label="Message"
+        ref={input}
         data-testid="composer-input"
       />
       <div class="composer-bar">

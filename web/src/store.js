@@ -28,7 +28,12 @@ export const state = {
   route: parseRoute(),
   composer: { agent: '', model: '' },
   confirm: null, // the in-page confirmation being asked (confirm.jsx)
+  formDrafts: {}, // elicitationID -> {server, values}: what is typed into a form, not yet sent
+  lost: [], // forms answered elsewhere while something was typed in them: shown until dismissed
+  lastSession: null, // the session last open, where the Sessions tab leads back to
 };
+
+if (state.route.view === 'session') state.lastSession = state.route.id;
 
 let version = 0;
 const listeners = new Set();
@@ -73,6 +78,7 @@ function parseRoute() {
 if (typeof window !== 'undefined') {
   window.addEventListener('hashchange', () => {
     state.route = parseRoute();
+    if (state.route.view === 'session') state.lastSession = state.route.id;
     if (state.route.view === 'session') loadMessages(state.route.id);
     changed();
   });
@@ -308,12 +314,27 @@ function upsertPart(part) {
   }
 }
 
-function noteAnsweredElsewhere(id, what, client) {
+function noteAnsweredElsewhere(id, what, client, verb = 'answered') {
   if (state.answeredHere.has(id)) {
     state.answeredHere.delete(id);
     return;
   }
-  toast(`${what} was answered in another client${client ? ` — ${client}` : ''}.`, 'info');
+  toast(`${what} was ${verb} in another client${client ? ` — ${client}` : ''}.`, 'info');
+  keepLostDraft(id, verb, client);
+}
+
+/** A form answered elsewhere while text was typed in it: what was typed stays on screen. */
+function keepLostDraft(id, verb, client) {
+  const d = state.formDrafts[id];
+  delete state.formDrafts[id];
+  const filled = d ? Object.entries(d.values).filter(([, v]) => (Array.isArray(v) ? v.length : v !== '' && v !== false && v != null)) : [];
+  if (!filled.length) return;
+  state.lost.push({ id, server: d.server, verb, client, values: filled });
+}
+
+export function dismissLost(id) {
+  state.lost = state.lost.filter((l) => l.id !== id);
+  changed();
 }
 
 export function handleEvent(msg) {
@@ -340,6 +361,7 @@ export function handleEvent(msg) {
       break;
     case 'session.deleted': {
       const sid = p.info?.id || p.sessionID;
+      if (state.lastSession === sid) state.lastSession = null;
       delete state.sessions[sid];
       delete state.messages[sid];
       if (state.route.view === 'session' && state.route.id === sid) navigate('#/');
@@ -409,7 +431,7 @@ export function handleEvent(msg) {
     case 'question.rejected':
       if (state.questions[p.requestID]) {
         delete state.questions[p.requestID];
-        noteAnsweredElsewhere(p.requestID, 'A question');
+        noteAnsweredElsewhere(p.requestID, 'A question', p.client, msg.type === 'question.rejected' ? 'dismissed' : 'answered');
       }
       break;
     case 'mcp.elicitation.asked': {
@@ -421,7 +443,7 @@ export function handleEvent(msg) {
     case 'mcp.elicitation.replied':
       if (state.elicitations[p.id]) {
         delete state.elicitations[p.id];
-        noteAnsweredElsewhere(p.id, `A form from MCP (${p.action})`);
+        noteAnsweredElsewhere(p.id, `A form from ${state.formDrafts[p.id]?.server || 'MCP'}`, p.client, { accept: 'sent', decline: 'declined', cancel: 'cancelled' }[p.action] || 'answered');
       }
       break;
     case 'mcp.elicitation.completed':
@@ -480,6 +502,7 @@ async function reply(id, map, path, body, what) {
   state.answeredHere.add(id);
   try {
     await post(path, body);
+    delete state.formDrafts[id];
     settled(id, map);
     return true;
   } catch (e) {
@@ -489,6 +512,7 @@ async function reply(id, map, path, body, what) {
       const r = d.reply;
       const winner = typeof r === 'string' ? r : r?.reply || r?.action || (r?.answers ? 'answered' : '') || d.cause;
       toast(`${what} was already answered in another client${d.client ? ` — ${d.client}` : ''}${winner ? ` (${winner})` : ''}.`, 'info');
+      keepLostDraft(id, 'answered', d.client);
       settled(id, map);
       return true;
     }

@@ -5,7 +5,7 @@ import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import '@xterm/xterm/css/xterm.css';
 import { state, changed, navigate, reportError } from './store.js';
-import { post, put, del, enc } from './api.js';
+import { post, del, enc } from './api.js';
 
 const encoder = new TextEncoder();
 
@@ -43,21 +43,30 @@ class TermSession {
     this.resize();
   }
 
+  // This viewer's window size is reported over the WebSocket; the server sizes the terminal to the
+  // largest of its viewers (a phone never shrinks it for a desktop) and says which size that is, and
+  // the terminal is shown at that size, scrolling where this window is smaller.
   resize() {
     if (!this.opened || !this.el.offsetWidth || !this.el.offsetHeight) return;
+    let dims;
     try {
-      this.fit.fit();
+      dims = this.fit.proposeDimensions();
     } catch {
       return;
     }
-    const { rows, cols } = this.term;
+    if (!dims || !dims.rows || !dims.cols) return;
+    const { rows, cols } = dims;
+    if (!this.shown) this.term.resize(cols, rows);
     if (rows === this.rows && cols === this.cols) return;
     this.rows = rows;
     this.cols = cols;
     clearTimeout(this.resizeTimer);
-    this.resizeTimer = setTimeout(() => {
-      put(`/pty/${enc(this.id)}`, { size: { rows, cols } }).catch(() => {});
-    }, 150);
+    this.resizeTimer = setTimeout(() => this.sendSize(), 150);
+  }
+
+  sendSize() {
+    if (!this.rows || !this.ws || this.ws.readyState !== WebSocket.OPEN) return;
+    this.ws.send(encoder.encode('\0' + JSON.stringify({ size: { rows: this.rows, cols: this.cols } })));
   }
 
   connect() {
@@ -71,6 +80,7 @@ class TermSession {
     ws.onopen = () => {
       this.retry = 500;
       this.setStatus('connected');
+      this.sendSize();
     };
     ws.onmessage = (ev) => {
       if (typeof ev.data === 'string') {
@@ -82,8 +92,15 @@ class TermSession {
       if (bytes[0] === 0) {
         try {
           const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(1)));
-          if (typeof meta.cursor === 'number') this.cursor = meta.cursor;
-          live = true;
+          if (typeof meta.cursor === 'number') {
+            this.cursor = meta.cursor;
+            live = true;
+          }
+          if (meta.size && meta.size.rows > 0 && meta.size.cols > 0) {
+            this.shown = meta.size;
+            this.term.resize(meta.size.cols, meta.size.rows);
+            this.el.dataset.size = `${meta.size.rows}x${meta.size.cols}`;
+          }
         } catch {
           /* not a control frame */
         }
@@ -198,7 +215,8 @@ export function TerminalView({ visible, activeID }) {
         </button>
       </div>
       <div class="term-host" data-testid="terminal">
-        <div class="term-inner" ref={host} />
+        {/* Hidden while no terminal is open: it fills the pane and would cover "Open a shell". */}
+        <div class="term-inner" ref={host} hidden={!active} />
         {!active && (
           <div class="empty-convo muted">
             <p>No terminal open.</p>
