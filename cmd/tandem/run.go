@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,11 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"tandem/client"
-	"tandem/permission"
-	"tandem/question"
 	"tandem/session"
 )
 
@@ -27,15 +24,41 @@ type runFlags struct {
 	sessionID string
 	model     string
 	agent     string
-	approve   string
+	onAsk     string
+	format    string
+	timeout   time.Duration
 }
 
-// The answers `tandem run` gives approvals.
+// The --on-ask strategies: what `tandem run` does with an approval (or a question, or an MCP form)
+// that the permission rules leave to a person.
 const (
-	approveAsk  = "ask"  // ask on the terminal (the default when stdin is one)
-	approveDeny = "deny" // reject every approval (the default otherwise)
-	approveAll  = "all"  // allow each once
+	askPrompt      = "prompt"             // ask on the terminal; without one, reject
+	askReject      = "reject"             // reject at once; a refusal makes the exit status 3
+	askWithinRules = "allow-within-rules" // only what the rules allow runs: reject at once, and that is no failure
+	askWait        = "wait"               // leave it pending for another client, until --timeout
 )
+
+// The exit statuses of `tandem run`.
+const (
+	exitOK          = 0   // the turn completed
+	exitFailed      = 1   // the turn ended with an error, or the server could not be reached
+	exitUsage       = 2   // a flag or argument is wrong; nothing was sent
+	exitRefused     = 3   // the turn completed, but an approval it asked for was refused or went unanswered
+	exitTimeout     = 124 // --timeout passed: the turn was aborted (as timeout(1))
+	exitInterrupted = 130 // interrupted (SIGINT or SIGTERM): the turn was aborted
+)
+
+// exitError ends the program with code; an empty message prints nothing more.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...) + "\nRun 'tandem run --help' for usage."}
+}
 
 // newRunCommand is `tandem run`: one prompt, its answer streamed to stdout, for scripts and CI.
 func newRunCommand() *cobra.Command {
@@ -43,301 +66,190 @@ func newRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run PROMPT...",
 		Short: "Run one prompt and print the answer",
-		Long: "Send one prompt to a new session (or --session) and stream the answer to stdout; tool calls and\n" +
-			"approvals are reported on stderr. Without --attach a tandem runs in-process for the one prompt.\n" +
-			"Approvals are asked on the terminal, or with --approve deny (the default without a terminal) or\n" +
-			"--approve all (allow each once). The exit status is 1 when the turn ended with an error.",
-		Example: "  tandem run 'explain this repository'\n  tandem run --attach local --approve all 'run the tests'\n" +
-			"  git diff | tandem run 'review this diff'",
-		Args: cobra.MinimumNArgs(1),
+		Long: `Send one prompt to a new session (or --session) and stream the answer to stdout; the session,
+tool calls and approvals are reported on stderr. With --format json, stdout carries the turn's
+events instead, one JSON object per line, and a last {"type":"result",...} line.
+
+Without --attach, tandem run uses the tandem server running here (tandem serve), or else starts one
+in-process for this one prompt.
+
+--on-ask decides what happens when the permission rules leave an approval to a person:
+  prompt              ask on the terminal (the default when there is one); without one, reject
+  reject              reject it at once (the default without a terminal)
+  allow-within-rules  only what the rules and grants allow runs (the server allows that without
+                      asking); the rest is rejected at once, and that is not a failure
+  wait                leave it pending for another client (web UI, tandem attach, curl) until --timeout
+Questions the agent asks and forms MCP servers ask for follow the same strategy.
+
+Exit status: 0 the turn completed; 1 it ended with an error (or the server could not be reached);
+2 usage error; 3 it completed but an approval was refused or went unanswered (not with
+allow-within-rules); 124 --timeout passed and the turn was aborted; 130 interrupted.`,
+		Example: "  tandem run 'explain this repository'\n  tandem run --attach local --on-ask wait 'run the tests'\n" +
+			"  git diff | tandem run 'review this diff'\n  tandem run --format json --timeout 5m 'fix the build' | jq -c 'select(.type==\"result\")'",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("a prompt is required")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt := strings.Join(args, " ")
-			if !isTerminal(os.Stdin) {
-				// Piped input is part of the prompt, as in `git diff | tandem run 'review this'`.
-				if piped, err := io.ReadAll(os.Stdin); err == nil && len(strings.TrimSpace(string(piped))) > 0 {
-					prompt += "\n\n" + string(piped)
+			if f.format != "text" && f.format != "json" {
+				return usageError("--format: expected text or json, got %q", f.format)
+			}
+			if f.timeout <= 0 {
+				return usageError("--timeout: must be positive, got %s", f.timeout)
+			}
+			term := openTerminal()
+			if f.onAsk == "" {
+				f.onAsk = askReject
+				if term != nil && isTerminal(os.Stderr) {
+					f.onAsk = askPrompt
 				}
 			}
-			if f.approve == "" {
-				f.approve = approveDeny
-				if isTerminal(os.Stdin) && isTerminal(os.Stderr) {
-					f.approve = approveAsk
-				}
+			switch f.onAsk {
+			case askPrompt, askReject, askWithinRules, askWait:
+			default:
+				return usageError("--on-ask: expected prompt, reject, allow-within-rules or wait, got %q", f.onAsk)
 			}
-			if f.approve != approveAsk && f.approve != approveDeny && f.approve != approveAll {
-				return fmt.Errorf("--approve: expected ask, deny or all, got %q", f.approve)
+			if f.onAsk != askPrompt && term != nil {
+				term.close()
+				term = nil
 			}
 			model, err := session.ParseModel(f.model)
 			if err != nil {
 				return fmt.Errorf("--model: %w", err)
 			}
 			cmd.SilenceUsage = true
-			c, stop, err := f.connect(cmd)
+			// The timeout bounds everything from here: reading stdin, reaching the server, the turn, every wait.
+			ctx, cancel := context.WithTimeoutCause(cmd.Context(), f.timeout, errRunTimedOut)
+			defer cancel()
+			if !isTerminal(os.Stdin) {
+				// Piped input is part of the prompt, as in `git diff | tandem run 'review this'`.
+				piped, err := readAll(ctx, os.Stdin)
+				if err != nil {
+					return timedOut(ctx, f.timeout, "stdin was still open", err)
+				}
+				if len(strings.TrimSpace(piped)) > 0 {
+					prompt += "\n\n" + piped
+				}
+			}
+			c, reachable, stop, err := f.connect(ctx, cmd)
 			if err != nil {
-				return err
+				return timedOut(ctx, f.timeout, "no server answered", err)
 			}
 			defer stop()
-			r := &runner{c: c, out: cmd.OutOrStdout(), log: cmd.ErrOrStderr(), approve: f.approve, in: bufio.NewReader(os.Stdin)}
-			failed, err := r.run(cmd.Context(), f.sessionID, session.PromptInput{Agent: f.agent, Model: model,
+			if f.onAsk == askWait && !reachable {
+				return usageError("--on-ask wait: no other client can answer: this run's own server has a generated password. " +
+					"Start `tandem serve` first (run uses it), pass --attach, or set TANDEM_SERVER_PASSWORD")
+			}
+			r := &runner{c: c, out: cmd.OutOrStdout(), log: cmd.ErrOrStderr(), json: f.format == "json", onAsk: f.onAsk, timeout: f.timeout}
+			if term != nil {
+				defer term.close()
+				r.term = term
+				r.lines = term.lines()
+			} else if f.onAsk == askPrompt {
+				fmt.Fprintln(r.log, "--on-ask prompt: there is no terminal to ask on, so approvals are rejected")
+			}
+			res, err := r.run(ctx, f.sessionID, session.PromptInput{Agent: f.agent, Model: model,
 				Parts: []session.PartInput{{Type: "text", Text: prompt}}})
 			if err != nil {
 				return err
 			}
-			if failed {
-				return errTurnFailed
+			if res.ExitCode != exitOK {
+				return &exitError{code: res.ExitCode, msg: res.summary()}
 			}
 			return nil
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	fl := cmd.Flags()
 	fl.StringVar(&f.attach, "attach", "", "use the running tandem server at this URL (\"local\": the one `tandem serve` started here)")
 	fl.StringVarP(&f.sessionID, "session", "s", "", "continue this session instead of starting one")
 	fl.StringVarP(&f.model, "model", "m", "", "provider/model for this prompt")
 	fl.StringVar(&f.agent, "agent", "", "build (default) or plan")
-	fl.StringVar(&f.approve, "approve", "", "ask, deny or all (default: ask on a terminal, deny otherwise)")
+	fl.StringVar(&f.onAsk, "on-ask", "", "prompt, reject, allow-within-rules or wait (default: prompt on a terminal, reject otherwise)")
+	fl.StringVar(&f.format, "format", "text", "text (the answer on stdout) or json (one event per line, then the result)")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Minute, "abort the turn and exit with status 124 after this long")
 	fl.StringVar(&f.serve.dir, "dir", "", "project directory of the in-process server (default: the current directory)")
 	fl.StringVar(&f.serve.dataDir, "data-dir", "", "where the in-process server's database lives")
 	return cmd
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+// errRunTimedOut is the cause of the context of a run that reached its --timeout.
+var errRunTimedOut = errors.New("--timeout passed")
+
+// timedOut turns err into the timeout's exit status when the run's --timeout is what ended it, or
+// the interruption's when a signal did.
+func timedOut(ctx context.Context, timeout time.Duration, what string, err error) error {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errRunTimedOut):
+		return &exitError{code: exitTimeout, msg: fmt.Sprintf("%s when --timeout %s passed", what, timeout)}
+	case cause != nil:
+		return &exitError{code: exitInterrupted, msg: "interrupted"}
+	}
+	return err
 }
 
-// errTurnFailed makes the exit status 1 after the turn's own error was printed.
-var errTurnFailed = errors.New("the turn ended with an error")
+// readAll reads r to its end, or until ctx ends (a pipe nobody closes must not hang the run).
+func readAll(ctx context.Context, r io.Reader) (string, error) {
+	done := make(chan struct{})
+	var data []byte
+	var err error
+	go func() {
+		defer close(done)
+		data, err = io.ReadAll(r)
+	}()
+	select {
+	case <-done:
+		return string(data), err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// isTerminal reports whether f is a terminal (not merely a character device such as /dev/null).
+func isTerminal(f *os.File) bool {
+	return isatty.IsTerminal(f.Fd())
+}
 
 // connect reaches the server: the one --attach names; else the local `tandem serve` when one is
 // running (so the session is in its list, and two servers never share one database); else one
-// started in-process for this run on an ephemeral loopback port.
-func (f *runFlags) connect(cmd *cobra.Command) (*client.Client, func(), error) {
+// started in-process for this run on an ephemeral loopback port. reachable says whether another
+// client could answer what the run leaves pending: false for an in-process server whose password
+// was generated.
+func (f *runFlags) connect(ctx context.Context, cmd *cobra.Command) (c *client.Client, reachable bool, stop func(), err error) {
 	paths, err := resolvePaths(f.serve.dataDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
 	if cmd.Flags().Changed("attach") {
 		c, err := client.Locate(f.attach, os.Getenv, paths.State)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--attach: %w", err)
+			return nil, false, nil, fmt.Errorf("--attach: %w", err)
 		}
-		return c, func() {}, nil
+		return c, true, func() {}, nil
 	}
-	hctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Second)
+	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if c, err := client.Locate("local", os.Getenv, paths.State); err == nil && c.Health(hctx) == nil {
 		if f.serve.dir != "" {
-			return nil, nil, fmt.Errorf("--dir: a tandem server is running here (%s) and serves its own directory; stop it, or pass --attach to use it", c.URL())
+			return nil, false, nil, fmt.Errorf("--dir: a tandem server is running here (%s) and serves its own directory; stop it, or pass --attach to use it", c.URL())
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "using the tandem server at %s\n", c.URL())
-		return c, func() {}, nil
+		return c, true, func() {}, nil
 	}
 	logger, closeLog, err := openLogger(paths, false, io.Discard, slog.LevelInfo)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
+	// The server lives as long as the command, not the run's timeout: a run that times out still
+	// aborts its turn there.
 	m, err := Start(cmd.Context(), Options{Hostname: "127.0.0.1", Directory: f.serve.dir, Paths: paths,
 		Logger: logger, Env: os.Getenv, Private: true})
 	if err != nil {
 		closeLog()
-		return nil, nil, err
+		return nil, false, nil, err
 	}
-	return client.New(m.URL(), m.Username(), m.password), func() { m.Close(); closeLog() }, nil
-}
-
-// runner drives one turn from a terminal program: it prints the answer as it streams and answers
-// the turn's approvals and questions.
-type runner struct {
-	c       *client.Client
-	out     io.Writer
-	log     io.Writer
-	approve string
-	in      *bufio.Reader
-}
-
-// run sends the prompt and follows its events until the session is idle again; failed reports a
-// turn that ended with an error.
-func (r *runner) run(ctx context.Context, sessionID string, in session.PromptInput) (failed bool, err error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events := r.c.Events(ctx)
-	// Subscribe before prompting, so no event of the turn is missed.
-	if ev, err := events.Next(ctx); err != nil {
-		return false, fmt.Errorf("event stream: %w", err)
-	} else if ev.Type != "server.connected" {
-		return false, fmt.Errorf("event stream: expected server.connected first, got %s", ev.Type)
-	}
-	if sessionID == "" {
-		s, err := r.c.CreateSession(ctx, session.CreateInput{Agent: in.Agent, Metadata: map[string]any{"client": "tandem run"}})
-		if err != nil {
-			return false, err
-		}
-		sessionID = s.ID
-	}
-	if err := r.c.PromptAsync(ctx, sessionID, in); err != nil {
-		return false, err
-	}
-	fmt.Fprintf(r.log, "session %s\n", sessionID)
-	texts := map[string]bool{} // part IDs of text parts
-	toolStatus := map[string]string{}
-	wroteText := false
-	for {
-		ev, err := events.Next(ctx)
-		if err != nil {
-			return false, err
-		}
-		var p struct {
-			SessionID string                `json:"sessionID"`
-			Part      session.Part          `json:"part"`
-			PartID    string                `json:"partID"`
-			Field     string                `json:"field"`
-			Delta     string                `json:"delta"`
-			Error     *session.MessageError `json:"error"`
-		}
-		if json.Unmarshal(ev.Properties, &p) != nil {
-			continue
-		}
-		switch ev.Type {
-		case "message.part.updated":
-			if p.Part.SessionID != sessionID {
-				continue
-			}
-			switch p.Part.Type {
-			case "text":
-				texts[p.Part.ID] = !p.Part.Synthetic
-			case "tool":
-				if st := p.Part.State; st != nil && toolStatus[p.Part.ID] != st.Status {
-					toolStatus[p.Part.ID] = st.Status
-					r.tool(p.Part)
-				}
-			}
-		case "message.part.delta":
-			if p.SessionID == sessionID && p.Field == "text" && texts[p.PartID] {
-				fmt.Fprint(r.out, p.Delta)
-				wroteText = true
-			}
-		case "permission.asked":
-			var req permission.Request
-			if json.Unmarshal(ev.Properties, &req) == nil && req.SessionID == sessionID {
-				r.approval(ctx, req)
-			}
-		case "question.asked":
-			var q question.Request
-			if json.Unmarshal(ev.Properties, &q) == nil && q.SessionID == sessionID {
-				r.question(ctx, q)
-			}
-		case "session.error":
-			if p.SessionID == sessionID && p.Error != nil {
-				failed = true
-				fmt.Fprintf(r.log, "error: %s\n", errorText(p.Error))
-			}
-		case "session.idle":
-			if p.SessionID != sessionID {
-				continue
-			}
-			if wroteText {
-				fmt.Fprintln(r.out)
-			}
-			msgs, err := r.c.Messages(ctx, sessionID)
-			if err != nil {
-				return failed, err
-			}
-			if n := len(msgs); n > 0 && msgs[n-1].Info.Error != nil {
-				if !failed {
-					fmt.Fprintf(r.log, "error: %s\n", errorText(msgs[n-1].Info.Error))
-				}
-				failed = true
-			}
-			return failed, nil
-		}
-	}
-}
-
-func errorText(e *session.MessageError) string {
-	if msg, ok := e.Data["message"].(string); ok && msg != "" {
-		return e.Name + ": " + msg
-	}
-	return e.Name
-}
-
-// tool reports a tool call's progress on stderr, one line per status.
-func (r *runner) tool(p session.Part) {
-	st := p.State
-	what := p.Tool
-	if st.Title != "" {
-		what += ": " + st.Title
-	} else {
-		var in struct {
-			Command string `json:"command"`
-		}
-		if json.Unmarshal(st.Input, &in) == nil && in.Command != "" {
-			what += ": " + in.Command
-		}
-	}
-	switch st.Status {
-	case "running":
-		fmt.Fprintf(r.log, "… %s\n", what)
-	case "completed":
-		fmt.Fprintf(r.log, "✓ %s\n", what)
-	case "error":
-		fmt.Fprintf(r.log, "✗ %s: %s\n", what, st.Error)
-	}
-}
-
-// approval answers one approval as --approve says; "ask" asks on the terminal.
-func (r *runner) approval(ctx context.Context, req permission.Request) {
-	what := strings.Join(req.Patterns, " ")
-	if c, ok := req.Metadata["command"].(string); ok && c != "" {
-		what = c
-	}
-	reply, message := permission.Reject, "rejected by tandem run (--approve deny)"
-	switch r.approve {
-	case approveAll:
-		reply, message = permission.Once, ""
-	case approveAsk:
-		fmt.Fprintf(r.log, "? allow %s: %s  [y]es once / [a]lways / [N]o: ", req.Permission, what)
-		line, _ := r.in.ReadString('\n')
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			reply, message = permission.Once, ""
-		case "a", "always":
-			reply, message = permission.Always, ""
-		default:
-			message = "rejected on the terminal"
-		}
-	}
-	if err := r.c.ReplyPermission(ctx, req.ID, reply, message); err != nil {
-		fmt.Fprintf(r.log, "  (answered elsewhere first: %v)\n", err)
-		return
-	}
-	fmt.Fprintf(r.log, "%s %s: %s\n", map[permission.Reply]string{permission.Once: "allowed", permission.Always: "allowed always", permission.Reject: "rejected"}[reply], req.Permission, what)
-}
-
-// question answers the agent's questions on the terminal, or dismisses them without one.
-func (r *runner) question(ctx context.Context, q question.Request) {
-	if r.approve != approveAsk {
-		fmt.Fprintln(r.log, "question dismissed (no terminal to ask on)")
-		if err := r.c.RejectQuestion(ctx, q.ID); err != nil {
-			fmt.Fprintf(r.log, "  (answered elsewhere first: %v)\n", err)
-		}
-		return
-	}
-	answers := make([][]string, len(q.Questions))
-	for i, info := range q.Questions {
-		fmt.Fprintf(r.log, "? %s\n", info.Question)
-		for j, o := range info.Options {
-			fmt.Fprintf(r.log, "  %d. %s\n", j+1, o.Label)
-		}
-		fmt.Fprint(r.log, "> ")
-		line, _ := r.in.ReadString('\n')
-		line = strings.TrimSpace(line)
-		var n int
-		if _, err := fmt.Sscanf(line, "%d", &n); err == nil && n >= 1 && n <= len(info.Options) {
-			line = info.Options[n-1].Label
-		}
-		answers[i] = []string{line}
-	}
-	if err := r.c.ReplyQuestion(ctx, q.ID, answers); err != nil {
-		fmt.Fprintf(r.log, "  (answered elsewhere first: %v)\n", err)
-	}
+	return client.New(m.URL(), m.Username(), m.password), !m.generated, func() { m.Close(); closeLog() }, nil
 }
