@@ -27,6 +27,23 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 	if m.picker != nil {
 		return m.pickerKey(k)
 	}
+	if m.dialog != nil {
+		switch s {
+		case "ctrl+n", "ctrl+w", "ctrl+o", "ctrl+r", "ctrl+t", "pgup", "pgdown":
+			// What moves around the UI works with a dialog open; the request stays in the inbox.
+			if s != "pgup" && s != "pgdown" && s != "ctrl+r" && s != "ctrl+t" {
+				m.hidden[m.dialog.it.id()] = true
+				m.dialog = nil
+			}
+			return m.globalKey(k)
+		case "ctrl+s":
+			if m.dialog.it.elic == nil || m.dialog.it.elic.Mode == "url" {
+				m.hidden[m.dialog.it.id()] = true
+				m.dialog = nil
+				return m.globalKey(k)
+			}
+		}
+	}
 	if m.dialog != nil && k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste && !m.dialog.input.Focused() {
 		// Keys typed faster than the screen reads them arrive together: in a dialog each one is a
 		// choice ("3" picks the third option, what follows is the answer's text).
@@ -50,7 +67,12 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 		}
 		return cmd
 	}
-	switch s {
+	return m.globalKey(k)
+}
+
+// globalKey handles a key outside dialogs and pickers.
+func (m *model) globalKey(k tea.KeyMsg) tea.Cmd {
+	switch k.String() {
 	case "esc":
 		if m.busy() {
 			if time.Since(m.lastEsc) < escWindow {

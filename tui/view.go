@@ -65,9 +65,9 @@ func (m *model) statusLine() string {
 	if s := m.curSession(); s != nil {
 		title = s.Title
 	}
-	conn := styleOK.Render("● connected")
+	conn := styleStatus.Render(" ") + styleOK.Inherit(styleStatus).Render("● connected")
 	if !m.connected {
-		conn = styleBad.Render("○ " + m.connNote)
+		conn = styleStatus.Render(" ") + styleBad.Inherit(styleStatus).Render("○ "+m.connNote)
 	}
 	model := m.model
 	if model == "" {
@@ -78,7 +78,8 @@ func (m *model) statusLine() string {
 		activity = styleWarn.Render(" ● working (Esc Esc stops)")
 	}
 	tokens, cost := m.conv.totals()
-	left := styleStatus.Render(fmt.Sprintf(" %s │ %s │ %s │ %s │ %s │ %s tok $%.4f", m.opts.Server, truncate(title, 40), m.agent, model, conn, humanCount(tokens), cost))
+	server := strings.TrimPrefix(strings.TrimPrefix(m.opts.Server, "http://"), "https://")
+	left := conn + styleStatus.Render(fmt.Sprintf(" │ %s │ %s │ %s │ %s │ %s tok $%.4f", server, truncate(title, 36), m.agent, model, humanCount(tokens), cost))
 	badge := ""
 	if total, elsewhere := m.inbox.count(m.cur); total > 0 {
 		b := fmt.Sprintf(" ⚑ %d waiting", total)

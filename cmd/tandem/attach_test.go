@@ -121,7 +121,7 @@ func TestAttachShowsAPromptsStreamedAnswer(t *testing.T) {
 	sc := attachIn(t, td.base, testPassword)
 
 	first := sc.text()
-	if !strings.Contains(first, td.base) || !strings.Contains(first, "build") || !strings.Contains(first, "demo/") {
+	if !strings.Contains(first, strings.TrimPrefix(td.base, "http://")) || !strings.Contains(first, "build") || !strings.Contains(first, "demo/") {
 		t.Fatalf("the status line names the server, agent and model; the screen:\n%s", first)
 	}
 	sc.prompt("slow: streamed *word* by word")
