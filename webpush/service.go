@@ -1,6 +1,7 @@
 package webpush
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -231,7 +232,7 @@ func (s *Service) broadcast(ctx context.Context, requestID string, build func() 
 	var failed []error
 	vapid := s.identity()
 	for _, sub := range subs {
-		body, err := json.Marshal(build())
+		body, err := encode(build())
 		if err != nil {
 			return sent, len(subs), err
 		}
@@ -250,6 +251,30 @@ func (s *Service) broadcast(ctx context.Context, requestID string, build func() 
 		}
 	}
 	return sent, len(subs), errors.Join(failed...)
+}
+
+// encode writes the payload as JSON that fits one record, shortening the body (and then the title)
+// when escapes or long lines make it too large.
+func encode(p payload) ([]byte, error) {
+	for {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // a command's < > & stay one byte each
+		if err := enc.Encode(p); err != nil {
+			return nil, err
+		}
+		if buf.Len() <= MaxPlaintext {
+			return bytes.TrimRight(buf.Bytes(), "\n"), nil
+		}
+		switch {
+		case len([]rune(p.Body)) > 1:
+			p.Body = clip(p.Body, len([]rune(p.Body))/2)
+		case len([]rune(p.Title)) > 1:
+			p.Title = clip(p.Title, len([]rune(p.Title))/2)
+		default:
+			return nil, fmt.Errorf("webpush: a notification of %d bytes does not fit in one message", buf.Len())
+		}
+	}
 }
 
 // topic is the Topic header of a request's pushes (at most 32 base64url characters, RFC 8030

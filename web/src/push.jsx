@@ -72,7 +72,9 @@ export async function disablePush() {
 
 /** The header's bell: on, off, or why this device cannot be notified. */
 export function PushToggle() {
-  const [mode, setMode] = useState(supported() ? 'unknown' : 'unsupported');
+  // Push needs a secure context: over plain http (not localhost) the bell says so instead.
+  const insecure = typeof window !== 'undefined' && window.isSecureContext === false;
+  const [mode, setMode] = useState(supported() ? 'unknown' : insecure ? 'insecure' : 'unsupported');
   const [busy, setBusy] = useState(false);
   useEffect(() => {
     startPush();
@@ -87,6 +89,7 @@ export function PushToggle() {
     on: 'Notifications on for this device: tap to turn off',
     off: 'Notify this device when something waits for you',
     denied: 'Notifications are blocked for this site in the browser settings',
+    insecure: 'Phone notifications need tandem on https:// (see the README: Phone notifications)',
   }[mode];
   const toggle = async () => {
     if (busy) return;
@@ -109,7 +112,7 @@ export function PushToggle() {
     }
   };
   return (
-    <button class={'ghost push-toggle ' + mode} onClick={toggle} disabled={busy || mode === 'denied'} title={title} aria-label={title} aria-pressed={mode === 'on'} data-testid="push-toggle" data-state={mode}>
+    <button class={'ghost push-toggle ' + mode} onClick={toggle} disabled={busy || mode === 'denied' || mode === 'insecure'} title={title} aria-label={title} aria-pressed={mode === 'on'} data-testid="push-toggle" data-state={mode}>
       <svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true">
         <path d="M12 3a6 6 0 0 0-6 6v4l-2 3h16l-2-3V9a6 6 0 0 0-6-6zm-2 15a2 2 0 0 0 4 0" fill="none" stroke="currentColor" stroke-width="2" stroke-linejoin="round" />
         {mode !== 'on' && <path d="M4 4l16 16" stroke="currentColor" stroke-width="2" />}
