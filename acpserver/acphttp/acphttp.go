@@ -35,8 +35,14 @@ const maxMessage = 16 << 20
 // initializeLimit bounds how long initialize waits for the agent's answer.
 const initializeLimit = 30 * time.Second
 
+// DefaultIdle is how long a connection lives without a stream attached or a message posted.
+const DefaultIdle = 10 * time.Minute
+
 // Options configure the handler.
 type Options struct {
+	// Idle ends a connection that has had no GET stream attached and no POST for this long (a client
+	// that went away without DELETE); DefaultIdle when zero.
+	Idle time.Duration
 	// Client returns a client of the tandem server the agents drive (called per connection, so it
 	// may be built after the handler, once the listener's URL is known).
 	Client  func() *client.Client
@@ -60,8 +66,42 @@ func New(ctx context.Context, o Options) *Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Idle <= 0 {
+		o.Idle = DefaultIdle
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	return &Handler{ctx: ctx, cancel: cancel, o: o, conns: map[string]*conn{}}
+	h := &Handler{ctx: ctx, cancel: cancel, o: o, conns: map[string]*conn{}}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.reap()
+	}()
+	return h
+}
+
+// reap ends the connections idle for longer than o.Idle until the handler closes.
+func (h *Handler) reap() {
+	tick := time.NewTicker(h.o.Idle / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case now := <-tick.C:
+			h.mu.Lock()
+			var idle []*conn
+			for _, c := range h.conns {
+				if c.idleSince(now) > h.o.Idle {
+					idle = append(idle, c)
+				}
+			}
+			h.mu.Unlock()
+			for _, c := range idle {
+				h.o.Logger.Info("acp http: connection idle, closed", "connection", c.id)
+				h.remove(c)
+			}
+		}
+	}
 }
 
 // Close ends every connection and waits for their agents.
@@ -91,6 +131,24 @@ type conn struct {
 	initial map[string]chan []byte // the initialize request's ID -> its response
 	closed  chan struct{}
 	once    sync.Once
+	active  time.Time // the last POST, or the end of the last GET
+	readers int       // GET streams attached now
+}
+
+// idleSince is how long the connection has had neither a stream attached nor a message posted.
+func (c *conn) idleSince(now time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.readers > 0 {
+		return 0
+	}
+	return now.Sub(c.active)
+}
+
+func (c *conn) touch() {
+	c.mu.Lock()
+	c.active = time.Now()
+	c.mu.Unlock()
 }
 
 // outbox queues one stream's messages until a GET takes them.
@@ -193,6 +251,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
+	c.touch()
 	session := r.Header.Get(HeaderSession)
 	if msg.Params.SessionID != "" && session != "" && session != msg.Params.SessionID {
 		http.Error(w, "Mismatched "+HeaderSession, http.StatusBadRequest)
@@ -241,7 +300,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, msg message
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &conn{id: newID(), in: inW, cancel: cancel, streams: map[string]*outbox{}, routes: map[string]string{},
-		initial: map[string]chan []byte{}, closed: make(chan struct{})}
+		initial: map[string]chan []byte{}, closed: make(chan struct{}), active: time.Now()}
 	c.box("")
 	answer := make(chan []byte, 1)
 	c.initial[idKey(msg.ID)] = answer
@@ -343,10 +402,13 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.reader = true
+	c.readers++
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		b.reader = false
+		c.readers--
+		c.active = time.Now()
 		c.mu.Unlock()
 	}()
 	rc := http.NewResponseController(w)
