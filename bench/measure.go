@@ -119,7 +119,12 @@ func measure(ctx context.Context, log *slog.Logger, t *target, sz sizes, work st
 	f["pty"] = rates[len(rates)/2]
 
 	if t.kind != limitKind {
+		perSession := time.Duration(0)
 		for _, level := range sz.sessionLevels {
+			if need := perSession * time.Duration(level-sessions); need > sz.growthBudget {
+				log.Warn("growth: skipped, creating the sessions would take too long", "server", t.name, "sessions", level, "estimate", need.Round(time.Second))
+				continue
+			}
 			log.Info("growth", "server", t.name, "sessions", level)
 			var creates []time.Duration
 			for ; sessions < level; sessions++ {
@@ -141,6 +146,7 @@ func measure(ctx context.Context, log *slog.Logger, t *target, sz sizes, work st
 			f["list@"+key], f["rss@"+key] = median(times), float64(rss)/mb
 			if len(creates) > 0 {
 				f["create@"+key] = median(creates)
+				perSession = time.Duration(f["create@"+key] * float64(time.Millisecond))
 			}
 		}
 	}

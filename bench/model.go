@@ -3,8 +3,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -46,34 +49,27 @@ func (m *scriptedModel) baseURL() string { return "http://" + m.ln.Addr().String
 
 func (m *scriptedModel) close() { _ = m.srv.Close() }
 
-// chatRequest is what the model reads of a request: the whole history arrives with every call,
-// but only the last message is decoded, so the model's own time grows as little as it can.
-type chatRequest struct {
-	Model    string            `json:"model"`
-	Messages []json.RawMessage `json:"messages"`
-}
-
 type chatMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
 }
 
-// text is a message's text, whether its content is a string or an array of parts.
-func text(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
+// lastMessage decodes the last message of a Chat Completions request without decoding the rest:
+// the whole history arrives with every call, and the model's own time should not grow with it.
+// Both clients encode a message's role first, and a role key cannot appear unescaped inside a
+// string, so the last `"role":` begins the last message.
+func lastMessage(body []byte) (chatMessage, error) {
+	var m chatMessage
+	at := bytes.LastIndex(body, []byte(`"role":`))
+	if at < 0 {
+		return m, errors.New("no message")
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+	start := bytes.LastIndexByte(body[:at], '{')
+	if start < 0 {
+		return m, errors.New("no message object")
 	}
-	_ = json.Unmarshal(raw, &parts)
-	var sb strings.Builder
-	for _, p := range parts {
-		sb.WriteString(p.Text)
-	}
-	return sb.String()
+	err := json.NewDecoder(bytes.NewReader(body[start:])).Decode(&m)
+	return m, err
 }
 
 const replyText = "Here is a short answer of about sixty words, so that every stored reply is about as " +
@@ -83,8 +79,12 @@ const replyText = "Here is a short answer of about sixty words, so that every st
 
 func (m *scriptedModel) complete(w http.ResponseWriter, r *http.Request) {
 	n := m.calls.Add(1)
-	var req chatRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	last, err := lastMessage(body)
+	if err != nil {
 		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
@@ -93,7 +93,7 @@ func (m *scriptedModel) complete(w http.ResponseWriter, r *http.Request) {
 	flusher, _ := w.(http.Flusher)
 	send := func(delta map[string]any, finish any, usage any) {
 		chunk := map[string]any{
-			"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion.chunk", "created": 1700000000, "model": req.Model,
+			"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion.chunk", "created": 1700000000, "model": "scripted",
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
 		}
 		if usage != nil {
@@ -104,11 +104,6 @@ func (m *scriptedModel) complete(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	send(map[string]any{"role": "assistant", "content": ""}, nil, nil)
-	var last chatMessage
-	if err := json.Unmarshal(req.Messages[len(req.Messages)-1], &last); err != nil {
-		http.Error(w, `{"error":{"message":"bad message","type":"invalid_request_error"}}`, http.StatusBadRequest)
-		return
-	}
 	lastText := text(last.Content)
 	_, command, isRun := strings.Cut(lastText, "run: ")
 	switch {
@@ -130,9 +125,28 @@ func (m *scriptedModel) complete(w http.ResponseWriter, r *http.Request) {
 		}
 		send(map[string]any{}, "stop", nil)
 	}
-	send(nil, nil, map[string]any{"prompt_tokens": 100 + len(req.Messages)*20, "completion_tokens": 60, "total_tokens": 160 + len(req.Messages)*20})
+	input := 100 + len(body)/4 // about four bytes a token
+	send(nil, nil, map[string]any{"prompt_tokens": input, "completion_tokens": 60, "total_tokens": input + 60})
 	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
 	if flusher != nil {
 		flusher.Flush()
 	}
+}
+
+// text is a message's text, whether its content is a string or an array of parts.
+func text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var sb strings.Builder
+	for _, p := range parts {
+		sb.WriteString(p.Text)
+	}
+	return sb.String()
 }

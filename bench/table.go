@@ -64,7 +64,7 @@ func printTable(w io.Writer, res results, sz sizes, withOpenCode bool) {
 			if r.higherIsBetter {
 				line += fmt.Sprintf("%.0f %% of the limit", 100*td/lim)
 			} else {
-				line += fmt.Sprintf("%.1f× the limit", td/lim)
+				line += ratio(td/lim) + " the limit"
 			}
 		}
 		line += " |"
@@ -77,9 +77,9 @@ func printTable(w io.Writer, res results, sz sizes, withOpenCode bool) {
 					adv = td / oc
 				}
 				if adv >= 1 {
-					line += fmt.Sprintf("%.1f× ahead", adv)
+					line += ratio(adv) + " ahead"
 				} else {
-					line += fmt.Sprintf("%.1f× behind", 1/adv)
+					line += ratio(1/adv) + " behind"
 				}
 			}
 			line += " |"
@@ -120,4 +120,16 @@ func thousands(v float64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// ratio formats a ratio with two significant digits or more: 0.42×, 3.1×, 489×.
+func ratio(r float64) string {
+	switch {
+	case r < 1:
+		return strconv.FormatFloat(r, 'f', 2, 64) + "×"
+	case r < 100:
+		return strconv.FormatFloat(r, 'f', 1, 64) + "×"
+	default:
+		return thousands(r) + "×"
+	}
 }
