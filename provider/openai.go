@@ -9,12 +9,11 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // OpenAIBaseURL is the endpoint used when no baseURL is configured.
@@ -83,13 +82,13 @@ func (p *OpenAI) Close() { p.http.CloseIdleConnections() }
 
 // Stream runs one Chat Completions call.
 func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(Event) error) error {
-	params, err := p.params(req)
+	body, err := p.body(req)
 	if err != nil {
 		return err
 	}
 	w := watchIdle(ctx, p.idle)
 	defer w.stop()
-	stream := p.chat.NewStreaming(w.ctx, params)
+	stream := p.chat.NewStreaming(w.ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body))
 	defer stream.Close()
 
 	var (
@@ -145,92 +144,180 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(Event) error
 	return emit(Event{Kind: Finished, Reason: openaiReason(finish, len(ready) > 0), Usage: usage})
 }
 
-func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
-	params := openai.ChatCompletionNewParams{
-		Model:         req.Model,
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}
+// openaiRequest is the body of a streaming Chat Completions call but its messages, which body
+// appends as it encodes them. "stream" comes first: the SDK sets it again on the encoded body, and
+// finds it at once there.
+type openaiRequest struct {
+	Stream        bool   `json:"stream"`
+	Model         string `json:"model"`
+	StreamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens           int              `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int              `json:"max_completion_tokens,omitempty"`
+	Tools               []openaiWireTool `json:"tools,omitempty"`
+}
+
+type openaiWireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description,omitempty"`
+		Parameters  map[string]any `json:"parameters"`
+	} `json:"function"`
+}
+
+// body encodes the request and hands it to the SDK as it is. The history is sent whole with every
+// call, so its encoding is what a long session's turn grows with: the SDK's reflective encoding of
+// its param and union types cost more than everything else such a turn did, and encoding/json's
+// check of each pre-encoded message again more than writing the messages straight into the body.
+func (p *OpenAI) body(req Request) ([]byte, error) {
+	r := openaiRequest{Stream: true, Model: req.Model}
+	r.StreamOptions.IncludeUsage = true
 	if req.MaxTokens > 0 {
 		if p.legacy {
-			params.MaxTokens = openai.Int(int64(req.MaxTokens))
+			r.MaxTokens = req.MaxTokens
 		} else {
-			params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
-		}
-	}
-	for _, s := range req.System {
-		params.Messages = append(params.Messages, openai.SystemMessage(s))
-	}
-	for _, m := range req.Messages {
-		raw, keep, err := openaiMessage(m)
-		if err != nil {
-			return params, &Error{Kind: ErrBadRequest, Provider: p.id, Message: err.Error()}
-		}
-		if keep {
-			// The history is sent whole with every call: each message is encoded here by
-			// encoding/json and handed to the SDK as it is, because the SDK's reflective encoding of
-			// its union types cost more than everything else a long session's turn did.
-			params.Messages = append(params.Messages, param.Override[openai.ChatCompletionMessageParamUnion](raw))
+			r.MaxCompletionTokens = req.MaxTokens
 		}
 	}
 	for _, t := range req.Tools {
 		schema, err := schemaObject(t)
 		if err != nil {
-			return params, &Error{Kind: ErrBadRequest, Provider: p.id, Message: err.Error()}
+			return nil, &Error{Kind: ErrBadRequest, Provider: p.id, Message: err.Error()}
 		}
-		def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema}
-		if t.Description != "" {
-			def.Description = openai.String(t.Description)
-		}
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(def))
+		tool := openaiWireTool{Type: "function"}
+		tool.Function.Name, tool.Function.Description, tool.Function.Parameters = t.Name, t.Description, schema
+		r.Tools = append(r.Tools, tool)
 	}
-	return params, nil
-}
-
-// openaiWireMessage is one Chat Completions message as the API takes it.
-type openaiWireMessage struct {
-	Role       string               `json:"role"`
-	Content    *string              `json:"content,omitempty"`
-	ToolCalls  []openaiWireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string               `json:"tool_call_id,omitempty"`
-}
-
-type openaiWireToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-// openaiMessage encodes one history message; keep is false for one that must not be sent (an
-// empty assistant turn, an aborted one, is refused by most servers).
-func openaiMessage(m Message) (raw json.RawMessage, keep bool, err error) {
-	var w openaiWireMessage
-	switch m.Role {
-	case RoleUser:
-		w.Role, w.Content = "user", &m.Text
-	case RoleAssistant:
-		w.Role = "assistant"
-		if m.Text != "" {
-			w.Content = &m.Text
-		}
+	head, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	size := len(head) + 16
+	for _, s := range req.System {
+		size += len(s) + 32
+	}
+	for _, m := range req.Messages {
+		size += len(m.Text) + 64
 		for _, tc := range m.ToolCalls {
-			call := openaiWireToolCall{ID: tc.ID, Type: "function"}
-			call.Function.Name, call.Function.Arguments = tc.Name, string(inputOrEmpty(tc.Input))
-			w.ToolCalls = append(w.ToolCalls, call)
+			size += len(tc.ID) + len(tc.Name) + len(tc.Input) + 64
 		}
-		if m.Text == "" && len(w.ToolCalls) == 0 {
-			return nil, false, nil
-		}
-	case RoleTool:
-		text := toolResultText(m)
-		w.Role, w.Content, w.ToolCallID = "tool", &text, m.ToolCallID
-	default:
-		return nil, false, fmt.Errorf("unknown message role %q", m.Role)
 	}
-	raw, err = json.Marshal(w)
-	return raw, err == nil, err
+	b := make([]byte, 0, size)
+	b = append(b, head[:len(head)-1]...) // without its closing brace
+	b = append(b, `,"messages":[`...)
+	first := true
+	sep := func() {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+	}
+	for _, s := range req.System {
+		sep()
+		b = append(b, `{"role":"system","content":`...)
+		b = appendJSONString(b, s)
+		b = append(b, '}')
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case RoleUser:
+			sep()
+			b = append(b, `{"role":"user","content":`...)
+			b = appendJSONString(b, m.Text)
+			b = append(b, '}')
+		case RoleAssistant:
+			if m.Text == "" && len(m.ToolCalls) == 0 {
+				continue // an empty assistant turn (an aborted one) is refused by most servers
+			}
+			sep()
+			b = append(b, `{"role":"assistant"`...)
+			if m.Text != "" {
+				b = append(b, `,"content":`...)
+				b = appendJSONString(b, m.Text)
+			}
+			if len(m.ToolCalls) > 0 {
+				b = append(b, `,"tool_calls":[`...)
+				for i, tc := range m.ToolCalls {
+					if i > 0 {
+						b = append(b, ',')
+					}
+					b = append(b, `{"id":`...)
+					b = appendJSONString(b, tc.ID)
+					b = append(b, `,"type":"function","function":{"name":`...)
+					b = appendJSONString(b, tc.Name)
+					b = append(b, `,"arguments":`...)
+					b = appendJSONString(b, string(inputOrEmpty(tc.Input)))
+					b = append(b, "}}"...)
+				}
+				b = append(b, ']')
+			}
+			b = append(b, '}')
+		case RoleTool:
+			sep()
+			b = append(b, `{"role":"tool","tool_call_id":`...)
+			b = appendJSONString(b, m.ToolCallID)
+			b = append(b, `,"content":`...)
+			b = appendJSONString(b, toolResultText(m))
+			b = append(b, '}')
+		default:
+			return nil, &Error{Kind: ErrBadRequest, Provider: p.id, Message: fmt.Sprintf("unknown message role %q", m.Role)}
+		}
+	}
+	return append(b, "]}"...), nil
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes it (invalid UTF-8 becomes
+// U+FFFD; <, > and & are left as they are).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		// U+2028 and U+2029 are valid JSON but end lines in JavaScript; encoding/json escapes them.
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // toolResultText marks failed results for APIs that have no error flag.
