@@ -72,6 +72,9 @@ func demoReply(req Request) demoAnswer {
 		return demoAnswer{text: reportToolResults(req.Messages)}
 	}
 	text, ok := lastUserText(req.Messages)
+	if IsTitleRequest(req) {
+		return demoAnswer{text: demoTitle(text)}
+	}
 	if ok && text == CompactionPrompt {
 		return demoAnswer{text: demoSummary(req.Messages)}
 	}

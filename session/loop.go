@@ -81,6 +81,7 @@ type turn struct {
 	resume  *resumePoint    // set when the turn resumes one the server was running when it stopped
 	shell   *ShellInput     // set when the turn is a command the user runs (POST /session/{id}/shell)
 	compact *compactJob     // set when the turn summarises the session (Summarize) instead
+	title   string          // the placeholder title the prompt gave the session, to replace with one the model writes
 }
 
 type turnResult struct {
@@ -259,7 +260,7 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 	s.announce(sess)
 
 	// The turn outlives the request that started it (prompt_async answers at once).
-	t := &turn{ctx: context.WithoutCancel(ctx), user: user, input: in, result: make(chan turnResult, 1)}
+	t := &turn{ctx: context.WithoutCancel(ctx), user: user, input: in, result: make(chan turnResult, 1), title: retitle}
 	if in.NoReply {
 		t.result <- turnResult{reply: WithParts{Info: user, Parts: nil}}
 		return t, nil

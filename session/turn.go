@@ -162,6 +162,16 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 	dir, sid := sess.Directory, sess.ID
 	s.setStatus(dir, sid, Status{Type: "busy"})
 	prov, _ := ag.Providers.Get(t.input.Model.ProviderID)
+	if t.title != "" {
+		// The session's model titles it from the first prompt while the turn runs; the turn waits
+		// for the title before it ends, so nothing outlives it.
+		titled := make(chan struct{})
+		go func() {
+			defer close(titled)
+			s.generateTitle(ctx, prov, t.input.Model.ModelID, sid, t.title, firstText(t.input.Parts))
+		}()
+		defer func() { <-titled }()
+	}
 	def, _ := agentNamed(t.input.Agent) // checked when the prompt was accepted
 	tools := toolsFor(ag, def, t.input.Tools)
 	specs := make([]provider.ToolSpec, 0, len(tools))

@@ -7,6 +7,7 @@
 package providertest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"tandem/provider"
 )
 
 // ToolCall is a call the scripted model makes. Arguments is the JSON text, sent in fragments.
@@ -78,6 +81,21 @@ type Server struct {
 	turns    []Turn
 	next     int
 	requests []Request
+	titles   []Request
+}
+
+// Title is what the server answers a title call with (see provider.TitleSystem).
+const Title = "Scripted title"
+
+// titleMarker finds a title call in a request body of either wire: the system prompt's first words.
+var titleMarker = []byte(provider.TitleSystem[:60])
+
+// Titles returns the title calls received so far. They are answered with Title, and are neither
+// scripted turns nor listed by Requests: a script stays about the turns of the conversation.
+func (s *Server) Titles() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.titles...)
 }
 
 type wire interface {
@@ -131,6 +149,18 @@ func (s *Server) Requests() []Request {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	if r.Method == http.MethodPost && r.URL.Path == s.wire.path() && bytes.Contains(body, titleMarker) {
+		s.mu.Lock()
+		s.titles = append(s.titles, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+		s.mu.Unlock()
+		var req map[string]any
+		_ = json.Unmarshal(body, &req)
+		sw := &sseWriter{w: w}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		s.wire.stream(sw, Turn{Text: []string{Title}}, req)
+		return
+	}
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	n := len(s.requests)
