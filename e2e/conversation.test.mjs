@@ -139,6 +139,18 @@ describe('the conversation', { skip: why || false }, () => {
     await page.context().close();
   });
 
+  test('a session is titled by its model, not with the raw prompt', async () => {
+    const page = await loggedInPage(browser, server);
+    await prompt(page, 'ask: Which database should we use? | Postgres | SQLite');
+    const sid = sessionOf(page);
+    // The demo model writes a title of what the prompt does (a real model is asked the same way).
+    await until(async () => (await page.locator('[data-testid="session-title"]').innerText()) === 'Question: Which database should we use?', 'the generated title');
+    await page.locator(`[data-testid="session-list"] a[href="#/session/${sid}"] .title`, { hasText: 'Question: Which database should we use?' }).waitFor();
+    await rest(server, 'POST', `/session/${sid}/abort`, {});
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('Compact summarises the session', async () => {
     const page = await loggedInPage(browser, server);
     await prompt(page, 'remember the number 7');

@@ -39,7 +39,7 @@ describe('a shared session', { skip: why || false }, () => {
     page.on('pageerror', (e) => errors.push(e));
     await page.goto(link);
     await page.waitForSelector('[data-testid="msg-assistant"]');
-    assert.equal(await page.textContent('[data-testid="session-title"]'), 'hello from the owner');
+    assert.equal(await page.textContent('[data-testid="session-title"]'), 'Hello from the owner'); // the demo model's title
     assert.match(await page.textContent('[data-testid="conversation"]'), /You said: hello from the owner/);
     assert.equal(await page.locator('[data-testid="composer-input"]').count(), 0, 'a read-only page has no composer');
     assert.equal(await page.locator('text=Delete').count(), 0, 'a read-only page offers no delete');

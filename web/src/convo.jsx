@@ -173,7 +173,7 @@ export function SessionTools({ id, msgs, busy }) {
     act('compact', () => post(`/session/${enc(id)}/summarize`, model));
   };
   return (
-    <>
+    <span class="session-tools">
       <button class="ghost" disabled={busy || !!working || !undoTarget} onClick={undo} title="Undo the last prompt: its messages hide and the files it changed are put back" data-testid="undo">
         Undo
       </button>
@@ -183,7 +183,7 @@ export function SessionTools({ id, msgs, busy }) {
       <button class="ghost" disabled={busy || !!working || msgs.length === 0} onClick={compact} title="Summarise the conversation so far; the model then sees the summary instead" data-testid="compact">
         {working === 'compact' ? 'Compacting…' : 'Compact'}
       </button>
-    </>
+    </span>
   );
 }
 
