@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -290,6 +291,12 @@ func TestLoadErrorsNameFileLineAndColumn(t *testing.T) {
 		{"a bad TANDEM_MODEL names the environment", "{}", map[string]string{"TANDEM_MODEL": "nomodel"}, "environment", 0, 0, `"provider/model"`},
 		{"a bad permission.timeout points at it", "{\n  \"permission\": {\n    \"timeout\": \"soon\"\n  }\n}", nil, "", 3, 16, `permission.timeout: expected seconds or a duration`},
 		{"a bad permission action points at it", `{"permission": {"bash": {"rm *": "maybe"}}}`, nil, "", 1, 34, `expected "ask" | "allow" | "deny", got "maybe"`},
+		{"a notify target without a url points at the target", `{"notify": [{"type": "ntfy"}]}`, nil, "", 1, 13, "notify[0] (ntfy): url is required"},
+		{"a webhook without a secret points at the target", `{"notify": [{"type": "webhook", "url": "https://x.example/h"}]}`, nil, "", 1, 13, "secret is required"},
+		{"an unknown notify type points at it", `{"notify": [{"type": "pager", "url": "https://x.example"}]}`, nil, "", 1, 22, `type must be one of webhook, ntfy`},
+		{"a negative notify delay points at it", `{"notify": [{"type": "ntfy", "url": "https://ntfy.sh/t", "delay": -1}]}`, nil, "", 1, 67, "delay must be a number of seconds"},
+		{"an ntfy priority out of range points at it", `{"notify": [{"type": "ntfy", "url": "https://ntfy.sh/t", "priority": 9}]}`, nil, "", 1, 70, "priority must be 1-5"},
+		{"a notify url without a scheme points at it", `{"notify": [{"type": "ntfy", "url": "ntfy.sh/t"}]}`, nil, "", 1, 37, "url must be an http or https URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -573,5 +580,36 @@ func TestPatchChecksSeeThePatchAndTheMergedResult(t *testing.T) {
 	}
 	if _, err := l.Patch([]byte(`{"small_model": "a/b"}`), refuse); err != nil {
 		t.Errorf("a patch the check lets through failed: %v", err)
+	}
+}
+
+func TestNotifyTargetsDecode(t *testing.T) {
+	f := newFixture(t, map[string]string{"tandem.jsonc": `{
+		"notify": [
+			{"type": "webhook", "url": "https://ops.example/h", "secret": "{env:HOOK_SECRET}", "delay": 90, "backoff": "250ms", "kinds": ["permission"]},
+			{"type": "ntfy", "name": "phone", "url": "https://ntfy.sh/t", "priority": "urgent", "delay": "2m", "enabled": false},
+			{"type": "ntfy", "url": "https://ntfy.sh/u", "priority": 2, "delay": 1.5},
+		],
+	}`}, nil, map[string]string{"HOOK_SECRET": "from-the-environment"})
+	cfg := mustLoad(t, f)
+	if len(cfg.Notify) != 3 {
+		t.Fatalf("notify %+v", cfg.Notify)
+	}
+	hook, phone, third := cfg.Notify[0], cfg.Notify[1], cfg.Notify[2]
+	if hook.Secret != "from-the-environment" || hook.Delay.D != 90*time.Second || hook.Backoff.D != 250*time.Millisecond || hook.DisplayName(0) != "webhook-1" || !hook.Active() {
+		t.Errorf("webhook %+v", hook)
+	}
+	if phone.Priority.Level != 5 || phone.Delay.D != 2*time.Minute || phone.DisplayName(1) != "phone" || phone.Active() {
+		t.Errorf("phone %+v", phone)
+	}
+	if third.Priority.Level != 2 || third.Delay.D != 1500*time.Millisecond || third.DisplayName(2) != "ntfy-3" {
+		t.Errorf("third %+v", third)
+	}
+}
+
+func TestTwoNotifyTargetsMayNotShareAName(t *testing.T) {
+	f := newFixture(t, nil, map[string]string{"tandem.json": `{"notify": [{"type": "ntfy", "url": "https://ntfy.sh/a"}, {"type": "ntfy", "name": "ntfy-1", "url": "https://ntfy.sh/b"}]}`}, nil)
+	if _, err := f.loader().Load(); err == nil || !strings.Contains(err.Error(), `notify[1]: the name "ntfy-1" is taken by notify[0]`) {
+		t.Fatalf("err = %v", err)
 	}
 }

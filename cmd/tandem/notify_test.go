@@ -119,13 +119,14 @@ type delivery struct {
 	Detail    string `json:"detail"`
 }
 
-// deliveries waits until the delivery log of a request has n entries and returns them oldest first.
-func (td *tandem) deliveries(t *testing.T, requestID string, n int) []delivery {
+// deliveries waits until one target's delivery log of a request has n entries and returns them
+// oldest first. (The webpush target is always there too, with entries of its own.)
+func (td *tandem) deliveries(t *testing.T, target, requestID string, n int) []delivery {
 	t.Helper()
 	var out []delivery
-	testenv.Eventually(t, fmt.Sprintf("%d delivery log entries for %s", n, requestID), func() bool {
+	testenv.Eventually(t, fmt.Sprintf("%d delivery log entries of %s for %s", n, target, requestID), func() bool {
 		out = nil
-		td.call(t, http.MethodGet, "/notify/delivery?requestID="+requestID, "", http.StatusOK, &out)
+		td.call(t, http.MethodGet, "/notify/delivery?target="+target+"&requestID="+requestID, "", http.StatusOK, &out)
 		return len(out) >= n
 	})
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
@@ -169,7 +170,7 @@ func TestWebhookHearsAskedThenReplied(t *testing.T) {
 	}
 	finalTool(t, td, events, sid)
 
-	log := td.deliveries(t, asked.ID, 2)
+	log := td.deliveries(t, "ops", asked.ID, 2)
 	for i, want := range []string{"asked", "resolved"} {
 		if d := log[i]; d.Target != "ops" || d.Sink != "webhook" || d.Event != want || d.Attempt != 1 || d.Status != "delivered" || d.Code != 200 {
 			t.Errorf("log entry %d: %+v, want %s delivered with 200", i, d, want)
@@ -188,7 +189,7 @@ func TestFailingWebhookIsRetried(t *testing.T) {
 	if first.ID != second.ID || first.RequestID != asked.ID {
 		t.Fatalf("the retry is another notification: %s then %s", first.body, second.body)
 	}
-	log := td.deliveries(t, asked.ID, 2)
+	log := td.deliveries(t, "flaky", asked.ID, 2)
 	if d := log[0]; d.Attempt != 1 || d.Status != "retrying" || d.Code != 500 || !strings.Contains(d.Detail, "next attempt in 20ms") {
 		t.Errorf("first attempt %+v, want retrying after a 500", d)
 	}
@@ -288,7 +289,7 @@ func TestNtfyTopicGetsTitlePriorityAndClickLink(t *testing.T) {
 	}
 	td.reply(t, asked.ID, "once", "")
 	finalTool(t, td, events, sid)
-	log := td.deliveries(t, asked.ID, 1)
+	log := td.deliveries(t, "ntfy-1", asked.ID, 1)
 	if log[0].Target != "ntfy-1" || log[0].Sink != "ntfy" || log[0].Status != "delivered" || log[0].Code != 200 {
 		t.Fatalf("log %+v", log)
 	}
@@ -298,7 +299,7 @@ func TestBadNotifyConfigIsRefusedWithItsPlace(t *testing.T) {
 	td := startTandem(t, setup{})
 	for _, c := range []struct{ name, patch, want string }{
 		{"a webhook without a secret", `{"notify": [{"type": "webhook", "url": "https://example.net/hook"}]}`, "notify[0] (webhook): secret is required"},
-		{"an unknown type", `{"notify": [{"type": "pager", "url": "https://example.net"}]}`, `notify[0]: type must be one of webhook, ntfy, got "pager"`},
+		{"an unknown type", `{"notify": [{"type": "pager", "url": "https://example.net"}]}`, `notify[0]: type must be one of webhook, ntfy, webpush, got "pager"`},
 		{"an unknown kind", `{"notify": [{"type": "ntfy", "url": "https://ntfy.sh/x", "kinds": ["permision"]}]}`, `notify[0]: kinds: "permision" is not one of`},
 		{"a delay that is no duration", `{"notify": [{"type": "ntfy", "url": "https://ntfy.sh/x", "delay": "soon"}]}`, `notify[0]: delay must be a number of seconds or a duration`},
 	} {
