@@ -23,6 +23,7 @@ import (
 	"github.com/creack/pty"
 
 	"tandem/session"
+	"tandem/testenv"
 )
 
 // cliRun is `tandem run` from the built binary, started in an isolated home with stdin not a
@@ -447,11 +448,26 @@ func TestRunUsesTheLocalServerOrTheOneAttached(t *testing.T) {
 // each prompt that appears with the next reply; it returns the screen and the exit status.
 func ptyRun(t *testing.T, bin, home, dir string, prompts, replies []string, args ...string) (string, int) {
 	t.Helper()
+	acts := make([]func(io.Writer), len(replies))
+	for i, reply := range replies {
+		acts[i] = func(tty io.Writer) {
+			if _, err := tty.Write([]byte(reply + "\n")); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	return ptyDo(t, bin, home, dir, nil, prompts, acts, args...)
+}
+
+// ptyDo is ptyRun with an action for each prompt (typing on the terminal, or anything else).
+func ptyDo(t *testing.T, bin, home, dir string, env, prompts []string, acts []func(tty io.Writer), args ...string) (string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"run"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+home, "XDG_DATA_HOME="+home, "XDG_CONFIG_HOME="+home, "TANDEM_SERVER_PASSWORD=", "TERM=dumb")
+	cmd.Env = append(cmd.Env, env...)
 	tty, err := pty.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
@@ -466,9 +482,7 @@ func ptyRun(t *testing.T, bin, home, dir string, prompts, replies []string, args
 		if next < len(prompts) {
 			if i := strings.Index(screen.String()[from:], prompts[next]); i >= 0 {
 				from += i + len(prompts[next])
-				if _, err := tty.Write([]byte(replies[next] + "\n")); err != nil {
-					t.Fatal(err)
-				}
+				acts[next](tty)
 				next++
 			}
 		}
@@ -528,6 +542,83 @@ func TestRunAsksOnATerminal(t *testing.T) {
 		screen, code := ptyRun(t, bin, t.TempDir(), t.TempDir(), []string{"> "}, []string{"2"}, "ask: Which DB? | Postgres | SQLite")
 		if code != 0 || !strings.Contains(screen, "? Which DB?") || !strings.Contains(screen, `"Which DB?"="SQLite"`) {
 			t.Fatalf("exit %d\n%s", code, screen)
+		}
+	})
+}
+
+// TestRunOnATerminalGivesWayToAnotherClient: while the terminal asks, the web UI (here: curl's
+// request) answers first; the terminal says so and the run goes on with that answer.
+func TestRunOnATerminalGivesWayToAnotherClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	bin := builtBinary(t)
+	data, project := t.TempDir(), t.TempDir()
+	srv := startBinary(t, bin, data, project)
+	answer := func(io.Writer) {
+		var list []struct{ ID string }
+		srv.get("/permission", &list)
+		if len(list) != 1 {
+			t.Errorf("pending %+v", list)
+			return
+		}
+		srv.post("/permission/"+list[0].ID+"/reply", map[string]string{"reply": "once"}, nil)
+	}
+	screen, code := ptyDo(t, bin, t.TempDir(), t.TempDir(), []string{"TANDEM_SERVER_PASSWORD=" + srv.pass},
+		[]string{"Enter = reject]: "}, []func(io.Writer){answer}, "--attach", srv.url, "run: touch answered-from-the-web")
+	if code != 0 || !strings.Contains(screen, "(answered elsewhere)") || !strings.Contains(screen, "allowed bash: touch answered-from-the-web — answered by another client") {
+		t.Fatalf("exit %d\n%s", code, screen)
+	}
+	if _, err := os.Stat(filepath.Join(project, "answered-from-the-web")); err != nil {
+		t.Fatalf("the command allowed elsewhere did not run: %v\n%s", err, screen)
+	}
+}
+
+// TestRunAnswersAnMCPServersFormAsOnAskSays: a form server-everything asks for during a tool call
+// is declined by reject, and left pending with its address by wait.
+func TestRunAnswersAnMCPServersFormAsOnAskSays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	bin := builtBinary(t)
+	entry := testenv.ServerEverything(t)
+	data, project := t.TempDir(), t.TempDir()
+	cfg, _ := json.Marshal(map[string]any{
+		"mcp":        map[string]any{"everything": map[string]any{"type": "local", "command": []string{"node", entry, "stdio"}}},
+		"permission": map[string]any{"everything_*": "allow"},
+	})
+	if err := os.MkdirAll(filepath.Join(data, "tandem"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "tandem", "tandem.json"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startBinary(t, bin, data, project)
+	testenv.Eventually(t, "server-everything connected", func() bool {
+		var status map[string]struct{ Status string }
+		srv.get("/mcp", &status)
+		return status["everything"].Status == "connected"
+	})
+	env := []string{"TANDEM_SERVER_PASSWORD=" + srv.pass}
+	prompt := "mcp: everything trigger-elicitation-request {}"
+
+	t.Run("reject declines it", func(t *testing.T) {
+		out, errOut, code := runCLI(t, bin, t.TempDir(), t.TempDir(), env, "--attach", srv.url, "--on-ask", "reject", prompt)
+		if code != 0 || !strings.Contains(errOut, "declined what the MCP server everything asked (--on-ask reject)") || !strings.Contains(strings.ToLower(out), "decline") {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+		}
+	})
+	t.Run("wait leaves it for another client and says where", func(t *testing.T) {
+		r := startRun(t, bin, t.TempDir(), t.TempDir(), env, "--attach", srv.url, "--on-ask", "wait", prompt)
+		r.waitForStderr("/mcp/elicitation/eli_")
+		var list []struct{ ID string }
+		srv.get("/mcp/elicitation", &list)
+		if len(list) != 1 || !strings.Contains(r.stderr(), list[0].ID) {
+			t.Fatalf("pending %+v, stderr %q", list, r.stderr())
+		}
+		srv.post("/mcp/elicitation/"+list[0].ID+"/reply", map[string]any{"action": "cancel"}, nil)
+		if _, errOut, code := r.wait(); code != 0 {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 	})
 }
