@@ -22,6 +22,7 @@ import (
 
 	"tandem/client"
 	"tandem/session"
+	"tandem/tool"
 )
 
 // Options wire an agent to a tandem server.
@@ -29,6 +30,10 @@ type Options struct {
 	Client  *client.Client // the tandem server (in-process or attached)
 	Version string
 	Logger  *slog.Logger
+	// Files, when tandem runs in this process, routes a session's read, write and edit calls
+	// through the editor (for clients that declare fs/read_text_file or fs/write_text_file) and
+	// returns the function that stops it. nil (--attach, HTTP): tandem's tools use the disk.
+	Files func(sessionID string, f tool.Files) (remove func())
 }
 
 // Serve speaks ACP on r/w until the client disconnects or ctx ends.
@@ -37,6 +42,7 @@ func Serve(ctx context.Context, o Options, w io.Writer, r io.Reader) error {
 	conn := acp.NewAgentSideConnection(a, w, r)
 	conn.SetLogger(a.log)
 	a.conn = conn
+	defer a.stopEditorFiles()
 	select {
 	case <-conn.Done():
 		return nil
@@ -56,6 +62,8 @@ type Agent struct {
 	caps     acp.ClientCapabilities
 	name     string // the client's name, for the decision log and session metadata
 	sessions map[string]*acpSession
+	files    func(sessionID string, f tool.Files) (remove func())
+	unroute  map[string]func() // sessions whose files go through the editor -> stops that
 }
 
 // acpSession is a tandem session opened over this connection.
@@ -75,7 +83,7 @@ func New(o Options) *Agent {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Agent{c: o.Client, ver: o.Version, log: o.Logger, sessions: map[string]*acpSession{}}
+	return &Agent{c: o.Client, ver: o.Version, log: o.Logger, sessions: map[string]*acpSession{}, files: o.Files, unroute: map[string]func(){}}
 }
 
 var (
@@ -218,6 +226,7 @@ func (a *Agent) open(s session.Session, c *client.Client) *acpSession {
 	a.mu.Lock()
 	a.sessions[s.ID] = as
 	a.mu.Unlock()
+	a.useEditorFiles(s.ID)
 	return as
 }
 

@@ -30,6 +30,7 @@ import (
 
 // Service is the session domain. Create it with New.
 type Service struct {
+	files   clientFiles // sessions whose files a client reads and writes
 	db      store.Store
 	bus     *bus.Bus
 	ids     *id.Source

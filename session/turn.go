@@ -698,7 +698,7 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	progress := func(pr tool.Progress) { updates.Add(func() { latest = pr }) }
 	res, err := tl.Run(ctx, &tool.Call{
 		ID: call.ID, SessionID: sess.ID, MessageID: msg.ID, Agent: agent, Dir: dir, Input: input,
-		Gate: gate, Progress: progress, Todos: s,
+		Gate: gate, Progress: progress, Todos: s, Files: s.filesOf(sess.ID),
 	})
 	updates.Close()
 	mu.Lock()

@@ -98,16 +98,25 @@ func (Read) Run(ctx context.Context, call *Call) (Result, error) {
 		//lint:ignore ST1005 the model reads this sentence as the tool's output, worded as OpenCode words it
 		return Result{}, fmt.Errorf("Cannot read binary file: %s (%s). Use the bash tool with a suitable program if you need to inspect it.", t.Abs, kind)
 	}
-	return readLines(t, offset, limit)
-}
-
-func readLines(t target, offset, limit int) (Result, error) {
+	if call.Files != nil {
+		text, ok, err := call.Files.ReadText(ctx, t.Abs)
+		if err != nil {
+			return Result{}, fmt.Errorf("reading %s through the client: %w", t.Abs, err)
+		}
+		if ok {
+			return readLines(strings.NewReader(text), t, offset, limit)
+		}
+	}
 	f, err := os.Open(t.Abs)
 	if err != nil {
 		return Result{}, err
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
+	return readLines(f, t, offset, limit)
+}
+
+func readLines(r io.Reader, t target, offset, limit int) (Result, error) {
+	br := bufio.NewReader(r)
 	var (
 		lines            []string
 		count, bytesUsed int

@@ -32,6 +32,16 @@ type Call struct {
 	Gate      Gate           // ask before acting; never nil when Run is called
 	Progress  func(Progress) // live updates for the running tool part; may be nil
 	Todos     TodoStore      // may be nil for tools that do not need it
+	// Files is a client's view of text files (an editor's unsaved buffers, over ACP) that read,
+	// write and edit go through; nil: the disk.
+	Files Files
+}
+
+// Files reads and writes text files through a client. ok=false says the client takes no part in
+// that call, and the tool uses the disk.
+type Files interface {
+	ReadText(ctx context.Context, path string) (text string, ok bool, err error)
+	WriteText(ctx context.Context, path, content string) (ok bool, err error)
 }
 
 // Gate is the one permission checkpoint. nil error = go ahead. A non-nil error means refused; its

@@ -86,6 +86,16 @@ func fileToChange(ctx context.Context, call *Call, toolName, filePath string) (t
 	if err != nil {
 		return target{}, "", false, err
 	}
+	if existed && call.Files != nil {
+		// The client's view (an unsaved buffer) is what the change applies to.
+		text, ok, err := call.Files.ReadText(ctx, t.Abs)
+		if err != nil {
+			return target{}, "", false, fmt.Errorf("reading %s through the client: %w", t.Abs, err)
+		}
+		if ok {
+			before = text
+		}
+	}
 	return t, before, existed, nil
 }
 
@@ -104,6 +114,15 @@ func commit(ctx context.Context, call *Call, t target, before, after string) (fi
 	// Checked again at use: the path must lead where it led when the person saw the diff.
 	if now := evalExisting(t.Abs); now != t.Real {
 		return fileDiff{}, invalid("Refused to write %s: it changed while waiting for approval (it now leads to %s, not %s).", t.Abs, now, t.Real)
+	}
+	if call.Files != nil {
+		ok, err := call.Files.WriteText(ctx, t.Abs, after)
+		if err != nil {
+			return fileDiff{}, fmt.Errorf("writing %s through the client: %w", t.Abs, err)
+		}
+		if ok {
+			return d, nil
+		}
 	}
 	rootDir, rel := filepath.Dir(t.Real), filepath.Base(t.Real)
 	if projectDir := evalExisting(filepath.Clean(call.Dir)); within(projectDir, t.Real) {

@@ -8,6 +8,7 @@ import (
 
 	"tandem/acpserver"
 	"tandem/client"
+	"tandem/tool"
 )
 
 // acpFlags are the flags of `tandem acp`.
@@ -46,6 +47,7 @@ func newACPCommand() *cobra.Command {
 			defer closeLog()
 			ctx := cmd.Context()
 			var c *client.Client
+			var files func(string, tool.Files) func()
 			if cmd.Flags().Changed("attach") {
 				c, err = client.Locate(f.attach, os.Getenv, paths.State)
 				if err != nil {
@@ -65,8 +67,9 @@ func newACPCommand() *cobra.Command {
 				defer m.Close()
 				fmt.Fprintf(cmd.ErrOrStderr(), "tandem acp: HTTP server on %s\n", m.URL())
 				c = client.New(m.URL(), m.Username(), m.password)
+				files = m.sessions.SetFiles
 			}
-			return acpserver.Serve(ctx, acpserver.Options{Client: c, Version: version, Logger: logger}, os.Stdout, os.Stdin)
+			return acpserver.Serve(ctx, acpserver.Options{Client: c, Version: version, Logger: logger, Files: files}, os.Stdout, os.Stdin)
 		},
 	}
 	fl := cmd.Flags()

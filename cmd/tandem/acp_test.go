@@ -38,6 +38,10 @@ type acpEditor struct {
 	// answer decides a session/request_permission; nil answers "cancelled".
 	answer func(ctx context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)
 	asked  []acp.RequestPermissionRequest
+	// buffers are the editor's unsaved files, when it declares the fs capabilities: reads are
+	// served from them (else from the disk) and writes go only to them.
+	buffers map[string]string
+	reads   []string
 }
 
 var _ acp.Client = (*acpEditor)(nil)
@@ -64,12 +68,28 @@ func (e *acpEditor) RequestPermission(ctx context.Context, p acp.RequestPermissi
 	return answer(ctx, p)
 }
 
-func (e *acpEditor) ReadTextFile(context.Context, acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
-	return acp.ReadTextFileResponse{}, errors.New("not declared")
+func (e *acpEditor) ReadTextFile(_ context.Context, p acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.buffers == nil {
+		return acp.ReadTextFileResponse{}, errors.New("not declared")
+	}
+	e.reads = append(e.reads, p.Path)
+	if text, ok := e.buffers[p.Path]; ok {
+		return acp.ReadTextFileResponse{Content: text}, nil
+	}
+	b, err := os.ReadFile(p.Path)
+	return acp.ReadTextFileResponse{Content: string(b)}, err
 }
 
-func (e *acpEditor) WriteTextFile(context.Context, acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
-	return acp.WriteTextFileResponse{}, errors.New("not declared")
+func (e *acpEditor) WriteTextFile(_ context.Context, p acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.buffers == nil {
+		return acp.WriteTextFileResponse{}, errors.New("not declared")
+	}
+	e.buffers[p.Path] = p.Content
+	return acp.WriteTextFileResponse{}, nil
 }
 
 func (e *acpEditor) CreateTerminal(context.Context, acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
@@ -133,6 +153,12 @@ func (e *acpEditor) waitFor(t *testing.T, what string, pred func() bool) {
 // startACP runs `tandem acp` (args after it) and connects an editor to its stdio.
 func startACP(t *testing.T, env []string, args ...string) *acpEditor {
 	t.Helper()
+	return startACPWith(t, acp.ClientCapabilities{}, nil, env, args...)
+}
+
+// startACPWith starts `tandem acp` for an editor declaring caps, with these unsaved buffers.
+func startACPWith(t *testing.T, caps acp.ClientCapabilities, buffers map[string]string, env []string, args ...string) *acpEditor {
+	t.Helper()
 	cmd := exec.Command(builtBinary(t), append([]string{"acp"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stdin, err := cmd.StdinPipe()
@@ -159,7 +185,7 @@ func startACP(t *testing.T, env []string, args ...string) *acpEditor {
 			}
 		}
 	}()
-	e := &acpEditor{changed: make(chan struct{})}
+	e := &acpEditor{changed: make(chan struct{}), buffers: buffers}
 	e.conn = acp.NewClientSideConnection(e, stdin, stdout)
 	t.Cleanup(func() {
 		stdin.Close() // the agent ends with its client
@@ -184,7 +210,7 @@ func startACP(t *testing.T, env []string, args ...string) *acpEditor {
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()
 	init, err := e.conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
-		ClientInfo: &acp.Implementation{Name: "acp-go-test", Version: "1"}})
+		ClientInfo: &acp.Implementation{Name: "acp-go-test", Version: "1"}, ClientCapabilities: caps})
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -567,4 +593,40 @@ func waitPermissionOptions(t *testing.T, req acp.RequestPermissionRequest) strin
 		out = append(out, string(o.OptionId)+":"+string(o.Kind))
 	}
 	return strings.Join(out, " ")
+}
+
+func TestACPEditorBuffersThroughTheFileSystemCapabilities(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	data, project := t.TempDir(), t.TempDir()
+	notes := filepath.Join(project, "notes.txt")
+	if err := os.WriteFile(notes, []byte("saved on disk\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"TANDEM_SERVER_PASSWORD=" + testPassword, "XDG_STATE_HOME=" + data, "XDG_CONFIG_HOME=" + data, "HOME=" + data}
+	e := startACPWith(t, acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}},
+		map[string]string{notes: "unsaved in the editor\n"}, env, "--port", "0", "--dir", project, "--data-dir", data)
+	s := newACPSession(t, e, project)
+	e.setAnswer(choose("once"))
+
+	t.Run("a read sees the editor's unsaved buffer", func(t *testing.T) {
+		from := e.mark()
+		prompt(t, e, s.SessionId, "read: notes.txt")
+		if got := agentText(e.since(from)); !strings.Contains(got, "unsaved in the editor") || strings.Contains(got, "saved on disk") {
+			t.Fatalf("the read returned %q", got)
+		}
+	})
+	t.Run("an edit applies to the buffer and its result goes to the editor, not the disk", func(t *testing.T) {
+		prompt(t, e, s.SessionId, "edit: notes.txt\nunsaved\n---\nedited")
+		e.mu.Lock()
+		buffer := e.buffers[notes]
+		e.mu.Unlock()
+		if buffer != "edited in the editor\n" {
+			t.Fatalf("the editor's buffer: %q", buffer)
+		}
+		if b, _ := os.ReadFile(notes); string(b) != "saved on disk\n" {
+			t.Fatalf("tandem wrote the disk itself: %q", b)
+		}
+	})
 }
