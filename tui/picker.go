@@ -102,6 +102,8 @@ func (m *model) pickerKey(k tea.KeyMsg) tea.Cmd {
 			}
 		case "backspace":
 			p.title = dropLast(p.title)
+		case "ctrl+u":
+			p.title = ""
 		default:
 			if k.Type == tea.KeyRunes || k.Type == tea.KeySpace {
 				p.title += string(k.Runes)
@@ -176,6 +178,8 @@ func (m *model) pickerKey(k tea.KeyMsg) tea.Cmd {
 	switch {
 	case s == "backspace":
 		p.search = dropLast(p.search)
+	case s == "ctrl+u":
+		p.search = ""
 	case k.Type == tea.KeyRunes || k.Type == tea.KeySpace:
 		p.search += string(k.Runes)
 	default:

@@ -468,6 +468,9 @@ func (m *model) onEvent(ev client.Event) tea.Cmd {
 		}](ev.Properties)
 		if ok && p.Info.ParentID == "" {
 			m.upsertSession(p.Info)
+			if m.picker != nil && m.picker.kind == pickSessions && !m.picker.renaming {
+				m.picker.setSessions(m.sessions)
+			}
 		}
 	case "session.deleted":
 		p, _ := decode[struct {

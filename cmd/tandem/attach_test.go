@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"tandem/permission"
+	"tandem/session"
 	"tandem/testenv"
 )
 
@@ -55,6 +56,13 @@ func startScreen(t *testing.T, url, password string, args ...string) *screen {
 	s.tmux("new-session", "-d", "-s", s.name, "-x", "120", "-y", "40", command)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", s.socket, "kill-server").Run() })
 	return s
+}
+
+// on is the same screen reporting to t (a subtest's).
+func (s *screen) on(t *testing.T) *screen {
+	c := *s
+	c.t = t
+	return &c
 }
 
 func (s *screen) tmux(args ...string) string {
@@ -136,6 +144,7 @@ func TestAttachAnswersApprovals(t *testing.T) {
 	sc := attachIn(t, td.base, testPassword)
 
 	t.Run("allow once runs the command and its output shows", func(t *testing.T) {
+		sc := sc.on(t)
 		sc.prompt("run: echo once-$((20+22))")
 		sc.waitText("Permission: bash", "$ echo once-$((20+22))", "[1] Allow once")
 		sc.keys("1")
@@ -143,6 +152,7 @@ func TestAttachAnswersApprovals(t *testing.T) {
 		sc.waitGone("Permission: bash")
 	})
 	t.Run("always allow remembers the command family and the next one runs unasked", func(t *testing.T) {
+		sc := sc.on(t)
 		sc.prompt("run: printf always-%s one")
 		sc.waitText("Permission: bash", "$ printf always-%s one")
 		sc.keys("Right", "Right", "Enter") // the third decision: Always allow in this project
@@ -159,6 +169,7 @@ func TestAttachAnswersApprovals(t *testing.T) {
 		}
 	})
 	t.Run("reject with a message tells the agent and nothing runs", func(t *testing.T) {
+		sc := sc.on(t)
 		sc.prompt("run: touch made-by-attach")
 		sc.waitText("Permission: bash", "$ touch made-by-attach")
 		sc.keys("5")
@@ -271,6 +282,7 @@ func TestAttachTwoScreensShareTheInbox(t *testing.T) {
 	}
 
 	t.Run("a request in another session shows as a badge", func(t *testing.T) {
+		a := a.on(t)
 		other := td.newSession(t)
 		td.promptAsync(t, other, "run: echo elsewhere")
 		a.waitText("⚑ 1 waiting (1 in other sessions)")
@@ -427,4 +439,64 @@ func spread(d []time.Duration) string {
 	slices.Sort(s)
 	return fmt.Sprintf("min %v, median %v, p90 %v, max %v", s[0].Round(time.Millisecond), s[len(s)/2].Round(time.Millisecond),
 		s[len(s)*9/10].Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond))
+}
+
+func TestAttachManagesSessions(t *testing.T) {
+	td := startTandem(t, setup{})
+	sc := attachIn(t, td.base, testPassword)
+	sc.prompt("first session")
+	sc.waitText("You said: first session")
+
+	t.Run("ctrl+n starts a session and ! runs a shell command in it", func(t *testing.T) {
+		sc := sc.on(t)
+		sc.keys("C-n")
+		sc.waitText("│ New session - ")
+		sc.prompt("!echo shell-$((6*7))")
+		sc.waitText("✓ bash $ echo shell-$((6*7))", "shell-42")
+	})
+	t.Run("the session list searches, renames, forks and deletes", func(t *testing.T) {
+		sc := sc.on(t)
+		sc.keys("C-s")
+		sc.waitText("Sessions", "first session")
+		sc.typeText("first")
+		sc.waitFor("only the matching session", func(s string) bool {
+			return strings.Contains(s, "▸ first session") && !strings.Contains(s, "\n  New session - ")
+		})
+		sc.keys("C-r", "C-u")
+		sc.typeText("renamed one")
+		sc.keys("Enter")
+		sc.waitText("renamed to renamed one")
+		var got session.Session
+		sessions := func() []session.Session {
+			var list []session.Session
+			td.call(t, http.MethodGet, "/session", "", http.StatusOK, &list)
+			return list
+		}
+		for _, s := range sessions() {
+			if s.Title == "renamed one" {
+				got = s
+			}
+		}
+		if got.ID == "" {
+			t.Fatalf("no renamed session in %+v", sessions())
+		}
+		sc.keys("Escape")
+		sc.waitGone("Sessions  type to search")
+		sc.keys("C-s")
+		sc.waitText("Sessions  type to search")
+		sc.typeText("renamed")
+		sc.waitText("▸ renamed one")
+		sc.keys("C-f")
+		sc.waitText("│ renamed one (fork #1) │", "You said: first session")
+		if n := len(sessions()); n != 3 {
+			t.Fatalf("%d sessions after a fork, want 3", n)
+		}
+		sc.keys("C-s")
+		sc.waitText("▸ renamed one (fork #1)")
+		sc.keys("C-d")
+		sc.waitText(`delete "renamed one (fork #1)"?`)
+		sc.keys("y")
+		testenv.Eventually(t, "the fork is deleted", func() bool { return len(sessions()) == 2 })
+		sc.waitGone("(fork #1) │")
+	})
 }
