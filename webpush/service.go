@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"tandem/errs"
@@ -32,16 +33,22 @@ type Options struct {
 	Subject  string
 	TokenTTL time.Duration
 	Now      func() time.Time
+	// Changed is called after a subscription was added or forgotten (the unconfigured webpush
+	// target exists only while a browser is subscribed).
+	Changed func()
 }
 
 // Service holds the VAPID identity, the subscriptions and the action tokens, and sends pushes.
 type Service struct {
-	db    store.Push
-	log   *slog.Logger
-	hc    *http.Client
-	vapid *VAPID
-	ttl   time.Duration
-	now   func() time.Time
+	db      store.Push
+	log     *slog.Logger
+	hc      *http.Client
+	vapid   *VAPID
+	ttl     time.Duration
+	now     func() time.Time
+	changed func()
+
+	subscribed atomic.Bool
 
 	mu      sync.Mutex
 	subject string
@@ -85,7 +92,11 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{db: o.DB, log: o.Logger, hc: o.Client, vapid: v, ttl: o.TokenTTL, now: o.Now, subject: o.Subject, tokens: map[[32]byte]grant{}}, nil
+	s := &Service{db: o.DB, log: o.Logger, hc: o.Client, vapid: v, ttl: o.TokenTTL, now: o.Now, subject: o.Subject, changed: o.Changed, tokens: map[[32]byte]grant{}}
+	if err := s.count(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // SetSubject sets the contact the VAPID signature names (empty: DefaultSubject).
@@ -113,16 +124,45 @@ func (s *Service) Subscribe(ctx context.Context, sub Subscription, userAgent str
 	if _, _, err := sub.Keys.parse(); err != nil {
 		return errs.E(errs.Invalid, "%v", err)
 	}
-	return s.db.PutPushSubscription(ctx, store.PushSubscription{
+	err = s.db.PutPushSubscription(ctx, store.PushSubscription{
 		Endpoint: sub.Endpoint, P256dh: sub.Keys.P256dh, Auth: sub.Keys.Auth, UserAgent: userAgent, Created: s.now().UnixMilli(),
 	})
+	if err == nil {
+		s.changedSubscriptions(ctx)
+	}
+	return err
 }
+
+// changedSubscriptions recounts the subscriptions and tells Options.Changed.
+func (s *Service) changedSubscriptions(ctx context.Context) {
+	if err := s.count(ctx); err != nil {
+		s.log.Error("webpush: count subscriptions", "err", err)
+	}
+	if s.changed != nil {
+		s.changed()
+	}
+}
+
+func (s *Service) count(ctx context.Context) error {
+	subs, err := s.db.PushSubscriptions(ctx)
+	if err != nil {
+		return err
+	}
+	s.subscribed.Store(len(subs) > 0)
+	return nil
+}
+
+// Subscribed reports whether any browser is subscribed.
+func (s *Service) Subscribed() bool { return s.subscribed.Load() }
 
 // Unsubscribe forgets a subscription.
 func (s *Service) Unsubscribe(ctx context.Context, endpoint string) error {
 	err := s.db.DeletePushSubscription(ctx, endpoint)
 	if errors.Is(err, store.ErrNotFound) {
 		return errs.E(errs.NotFound, "Push subscription not found: %s", endpoint)
+	}
+	if err == nil {
+		s.changedSubscriptions(ctx)
 	}
 	return err
 }
@@ -243,7 +283,10 @@ func (s *Service) broadcast(ctx context.Context, requestID string, build func() 
 			sent++
 		case errors.Is(err, ErrGone):
 			s.log.Info("push subscription gone; forgetting it", "endpoint", sub.Endpoint)
-			if derr := s.db.DeletePushSubscription(ctx, sub.Endpoint); derr != nil && !errors.Is(derr, store.ErrNotFound) {
+			switch derr := s.db.DeletePushSubscription(ctx, sub.Endpoint); {
+			case derr == nil:
+				s.changedSubscriptions(ctx)
+			case !errors.Is(derr, store.ErrNotFound):
 				failed = append(failed, derr)
 			}
 		default:

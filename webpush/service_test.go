@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,9 +63,13 @@ func TestService(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "tandem.db")
 	db := openDB(t, dbPath)
 	clk := &clock{t: time.Now()}
-	svc, err := webpush.Open(t.Context(), webpush.Options{DB: db, Now: clk.now})
+	var changes atomic.Int32
+	svc, err := webpush.Open(t.Context(), webpush.Options{DB: db, Now: clk.now, Changed: func() { changes.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if svc.Subscribed() {
+		t.Fatal("a new database has subscribers")
 	}
 	push := webpushtest.New(t)
 	phone := push.Subscribe(t, svc.PublicKey())
@@ -73,6 +78,9 @@ func TestService(t *testing.T) {
 		if err := svc.Subscribe(t.Context(), sub, "test browser"); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if !svc.Subscribed() || changes.Load() != 2 {
+		t.Fatalf("after two subscriptions: subscribed %v, %d changes", svc.Subscribed(), changes.Load())
 	}
 	notice := webpush.Notice{Kind: "permission", RequestID: "per_test1", SessionID: "ses_1", Title: "bash: git push origin main", Body: "Session “deploy”",
 		Buttons: []webpush.Button{{Action: "approve", Title: "Approve", Decision: "once"}, {Action: "reject", Title: "Reject", Decision: "reject"}}}
@@ -182,6 +190,12 @@ func TestService(t *testing.T) {
 		subs, err := svc.Subscribers(t.Context())
 		if err != nil || len(subs) != 1 || subs[0].Endpoint != phone.Endpoint {
 			t.Errorf("subscribers = %+v, %v", subs, err)
+		}
+		if changes.Load() != 3 {
+			t.Errorf("%d changes, want 3 (the gone subscription is one)", changes.Load())
+		}
+		if err := svc.Unsubscribe(t.Context(), phone.Endpoint); err != nil || svc.Subscribed() {
+			t.Errorf("after the last unsubscribe: %v, subscribed %v", err, svc.Subscribed())
 		}
 	})
 	t.Run("a subscription with malformed keys is refused", func(t *testing.T) {

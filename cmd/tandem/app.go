@@ -210,7 +210,15 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		o.Logger.Warn("the project's own configuration may only tighten your rules until you trust it: run `tandem trust "+u.Directory+"`",
 			"file", u.File, "ignored", u.Ignored)
 	}
-	m.push, err = webpush.Open(ctx, webpush.Options{DB: m.db, Logger: o.Logger})
+	// A browser subscribing or going away adds or removes the unconfigured webpush target.
+	m.push, err = webpush.Open(ctx, webpush.Options{DB: m.db, Logger: o.Logger, Changed: func() {
+		cfg, err := m.runtime.Load(dir)
+		if err != nil {
+			o.Logger.Warn("notify targets not updated after a push subscription changed", "err", err)
+			return
+		}
+		m.notify.SetTargets(notifyTargets(cfg.Notify, m.notify, m.push, m.push.Subscribed()))
+	}})
 	if err != nil {
 		m.db.Close()
 		return nil, err
@@ -222,8 +230,10 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		m.db.Close()
 		return nil, err
 	}
-	m.notify.SetTargets(notifyTargets(cfg.Notify, m.notify, m.push))
-	m.runtime.notify = func(c config.Config) { m.notify.SetTargets(notifyTargets(c.Notify, m.notify, m.push)) }
+	m.notify.SetTargets(notifyTargets(cfg.Notify, m.notify, m.push, m.push.Subscribed()))
+	m.runtime.notify = func(c config.Config) {
+		m.notify.SetTargets(notifyTargets(c.Notify, m.notify, m.push, m.push.Subscribed()))
+	}
 	m.questions = question.New(question.Options{Bus: m.bus, DB: m.db, Timeout: pcfg.Timeout, Logger: o.Logger})
 	m.mcp = mcp.New(ctx, mcp.Options{Bus: m.bus, DB: m.db, Added: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
 	builtins := tool.Builtins(tool.Options{})

@@ -8,15 +8,15 @@ import (
 
 // notifyTargets builds the dispatcher's targets from the "notify" config (validated already by
 // the config package). A new type of target gets its case here and its type in config/notify.go.
-// Web Push is on without configuration — a browser that subscribed from the web UI's bell is
-// told of every request at once — and a "webpush" entry sets its filter (or enabled: false).
-func notifyTargets(cfg []config.NotifyTarget, d *notify.Dispatcher, push *webpush.Service) []notify.Target {
+// Web Push needs no configuration: while a browser is subscribed (the web UI's bell), it is told
+// of every request at once; a "webpush" entry sets its filter (or enabled: false).
+func notifyTargets(cfg []config.NotifyTarget, d *notify.Dispatcher, push *webpush.Service, subscribed bool) []notify.Target {
 	var out []notify.Target
 	configured := false
 	for _, c := range cfg {
 		configured = configured || c.Type == "webpush"
 	}
-	if !configured {
+	if !configured && subscribed {
 		cfg = append(cfg, config.NotifyTarget{Type: "webpush", Name: "webpush"})
 	}
 	for i, c := range cfg {

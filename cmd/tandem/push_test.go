@@ -199,3 +199,42 @@ func TestWebPushApprovesFromTheNotification(t *testing.T) {
 		}
 	})
 }
+
+// TestWebPushNeedsNoConfiguration: with no "notify" config, a subscribed browser is pushed every
+// request, and once the last browser unsubscribed there is no webpush target (nothing in the log).
+func TestWebPushNeedsNoConfiguration(t *testing.T) {
+	td := startTandem(t, setup{})
+	events := td.subscribe(t)
+	ps := webpushtest.New(t)
+	var key struct{ PublicKey string }
+	td.call(t, http.MethodGet, "/push/vapid", "", http.StatusOK, &key)
+	sub := ps.Subscribe(t, key.PublicKey)
+	body, _ := json.Marshal(sub)
+	td.call(t, http.MethodPost, "/push/subscription", string(body), http.StatusOK, nil)
+
+	sid := td.newSession(t)
+	td.promptAsync(t, sid, "run: echo first")
+	first := events.waitFor(t, "permission.asked", ofType("permission.asked", sid)).permission()
+	if p := nextPush(t, ps); p.RequestID != first.ID || vapidSubject(t, p.header) != webpush.DefaultSubject {
+		t.Fatalf("push %+v", p)
+	}
+	td.reply(t, first.ID, "reject", "")
+	if r := nextPush(t, ps); r.Type != "resolved" || r.RequestID != first.ID {
+		t.Fatalf("resolved push %+v", r)
+	}
+	events.waitFor(t, "session.idle", ofType("session.idle", sid))
+
+	targets := func() (names []string) {
+		for _, tg := range td.m.notify.Targets() {
+			names = append(names, tg.Name)
+		}
+		return names
+	}
+	if got := targets(); len(got) != 1 || got[0] != "webpush" {
+		t.Errorf("targets while subscribed: %v", got)
+	}
+	td.call(t, http.MethodDelete, "/push/subscription?endpoint="+sub.Endpoint, "", http.StatusOK, nil)
+	if got := targets(); len(got) != 0 {
+		t.Errorf("targets after the last browser unsubscribed: %v", got)
+	}
+}
