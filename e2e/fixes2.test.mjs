@@ -301,8 +301,12 @@ describe('more fixes of issue 20', { skip: why || false }, () => {
         return { text, need: c.measureText(text).width + 28, width: r.width, right: r.right };
       });
       assert.ok(fits.right <= 390 && fits.need <= fits.width, `the model picker cuts “${fits.text}” off: ${JSON.stringify(fits)}`);
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(wide <= 390, `the page scrolls sideways: ${wide}px`);
+      assert.ok(await page.locator('[data-testid="session-title"]').isVisible(), 'the title is squeezed out');
       const out = page.locator('[data-testid="logout"]');
-      assert.ok(await out.isVisible(), 'no log-out on a phone');
+      const icon = await out.locator('svg').boundingBox();
+      assert.ok(icon && icon.width >= 12 && icon.x + icon.width <= 390, `no log-out on a phone: ${JSON.stringify(icon)}`);
       await out.click();
       await page.locator('[data-testid="login-form"]').waitFor();
       assert.deepEqual(page.errors, []);
