@@ -31,6 +31,11 @@ type SessionListQuery struct {
 	Path   string  `query:"path" description:"Accepted for OpenCode compatibility."`
 }
 
+// SessionSearch is GET /session/search.
+type SessionSearch struct {
+	session.SearchInput
+}
+
 // SessionCreate is the body of POST /session.
 type SessionCreate struct {
 	session.CreateInput
@@ -96,6 +101,11 @@ func (s *Sessions) Ops() []Op {
 		op(http.MethodPost, "/session", "session.create", "Create session", func(c *Call, in *SessionCreate) (session.Session, error) {
 			return s.Service.Create(c.Ctx(), c.Dir, in.CreateInput)
 		}).doc("An empty body is fine: the title defaults to \"New session - <time>\".", 404, 413, 415),
+		op(http.MethodGet, "/session/search", "session.search", "Search conversations", func(c *Call, in *SessionSearch) ([]session.SearchHit, error) {
+			return s.Service.Search(c.Ctx(), c.Dir, in.SearchInput)
+		}).doc("tandem extension: the sessions of the directory whose conversation (the text the user and the model wrote, "+
+			"not tool output) contains query, case-insensitively, most recently updated first, each with its newest match: "+
+			"the message and part, and a one-line snippet with the match's place in it. GET /session?search= matches titles only.", 400),
 		op(http.MethodGet, "/session/status", "session.status", "Get session status", func(c *Call, _ *struct{}) (map[string]session.Status, error) {
 			return s.Service.Statuses(), nil
 		}).doc("Busy and retrying sessions; idle ones are absent."),

@@ -29,6 +29,7 @@ type Messages interface {
 	MessageCursor(ctx context.Context, sessionID, messageID string) (int64, error)
 	CountMessagesBefore(ctx context.Context, sessionID string, created int64, messageID string) (int, error)
 	RunningParts(ctx context.Context) ([]Part, error)
+	SearchText(ctx context.Context, directory, query string, limit int) ([]TextHit, error)
 	UnfinishedMessages(ctx context.Context) ([]Message, error)
 }
 
