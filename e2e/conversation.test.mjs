@@ -151,6 +151,24 @@ describe('the conversation', { skip: why || false }, () => {
     await page.context().close();
   });
 
+  test('the session search finds what was said, not only titles', async () => {
+    const page = await loggedInPage(browser, server);
+    await prompt(page, 'plan the release\nremember the zebra-crossing detail');
+    const sid = sessionOf(page);
+    await page.locator('[data-testid="msg-assistant"]').first().waitFor();
+    await idle(server, sid);
+    await until(async () => (await rest(server, 'GET', `/session/${sid}`)).data.title === 'Plan the release', 'the title');
+    await page.fill('input[type="search"]', 'ZEBRA-cross');
+    const item = page.locator(`[data-testid="session-list"] li:has(a[href="#/session/${sid}"])`);
+    const hit = item.locator('[data-testid="search-hit"]');
+    await hit.waitFor();
+    assert.equal(await hit.locator('mark').innerText(), 'zebra-cross');
+    assert.equal(await page.locator('[data-testid="session-list"] li:has(a[href^="#/session/"])').count(), 1, 'sessions that never said it are listed');
+    await shot(page, 'search');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('Compact summarises the session', async () => {
     const page = await loggedInPage(browser, server);
     await prompt(page, 'remember the number 7');

@@ -19,6 +19,7 @@ import {
 import { renderMarkdown } from './markdown.js';
 import { Diff } from './diff.jsx';
 import { confirmDialog } from './confirm.jsx';
+import { useContentSearch, Snippet } from './search.jsx';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
 
 function ago(ms) {
@@ -33,8 +34,9 @@ function ago(ms) {
 export function SessionList({ activeID }) {
   const [q, setQ] = useState('');
   const needle = q.trim().toLowerCase();
+  const hits = useContentSearch(q);
   const list = Object.values(state.sessions)
-    .filter((s) => !needle || (s.title || '').toLowerCase().includes(needle) || s.id.toLowerCase().includes(needle))
+    .filter((s) => !needle || (s.title || '').toLowerCase().includes(needle) || s.id.toLowerCase().includes(needle) || hits[s.id])
     .sort((a, b) => (b.time?.updated || b.time?.created || 0) - (a.time?.updated || a.time?.created || 0));
   const create = async () => {
     try {
@@ -47,7 +49,7 @@ export function SessionList({ activeID }) {
   return (
     <aside class="sidebar">
       <div class="sidebar-top">
-        <input type="search" placeholder="Search sessions" value={q} onInput={(e) => setQ(e.currentTarget.value)} aria-label="Search sessions" />
+        <input type="search" placeholder="Search sessions and messages" value={q} onInput={(e) => setQ(e.currentTarget.value)} aria-label="Search sessions" />
         <button class="primary" onClick={create} title="New session" data-testid="new-session">
           + New
         </button>
@@ -60,6 +62,7 @@ export function SessionList({ activeID }) {
             <li key={s.id} class={s.id === activeID ? 'active' : ''}>
               <a href={`#/session/${s.id}`}>
                 <span class="title">{s.title || 'Untitled'}</span>
+                {hits[s.id] && <Snippet hit={hits[s.id]} />}
                 <span class="meta">
                   {waiting && <span class="dot warn" title="Waiting for you" />}
                   {busy && <span class="dot busy" title="Working" />}
