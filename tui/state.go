@@ -178,16 +178,6 @@ func (b *inbox) get(id string) (item, bool) {
 	return item{}, false
 }
 
-// first is the oldest request of a session.
-func (b *inbox) first(sessionID string) (item, bool) {
-	for _, x := range b.items {
-		if x.sessionID() == sessionID {
-			return x, true
-		}
-	}
-	return item{}, false
-}
-
 // count says how many wait in total and how many of those in other sessions than cur.
 func (b *inbox) count(cur string) (total, elsewhere int) {
 	for _, x := range b.items {
