@@ -112,3 +112,21 @@ func (c *Client) ReplyElicitation(ctx context.Context, elicitationID, action str
 func (c *Client) Decide(ctx context.Context, requestID, key, message string) error {
 	return c.ReplyPermission(ctx, requestID, permission.Reply(key), message)
 }
+
+// Revert undoes a session from a message on (its files put back); the messages stay until the next
+// prompt, and Unrevert brings everything back.
+func (c *Client) Revert(ctx context.Context, sessionID, messageID string) (session.Session, error) {
+	var s session.Session
+	return s, c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/revert", session.RevertInput{MessageID: messageID}, &s)
+}
+
+// Unrevert cancels a session's revert.
+func (c *Client) Unrevert(ctx context.Context, sessionID string) (session.Session, error) {
+	var s session.Session
+	return s, c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/unrevert", nil, &s)
+}
+
+// Summarize compacts a session: the model summarises the conversation so far.
+func (c *Client) Summarize(ctx context.Context, sessionID string, in session.SummarizeInput) error {
+	return c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/summarize", in, nil)
+}

@@ -92,6 +92,10 @@ func (m *model) globalKey(k tea.KeyMsg) tea.Cmd {
 		return m.send()
 	case "ctrl+n":
 		return m.newSession()
+	case "ctrl+z":
+		return m.undo()
+	case "ctrl+y":
+		return m.redo()
 	case "ctrl+s":
 		m.picker = newPicker(pickSessions, "")
 		m.picker.setSessions(m.sessions)

@@ -73,15 +73,26 @@ func (r *renderer) markdown(text string) string {
 }
 
 // conversation renders every message of the session.
-func (r *renderer) conversation(c *conversation, thinking, fullTool bool) string {
+// Messages from revert on (a session's undone turns) are left out.
+func (r *renderer) conversation(c *conversation, revert string, thinking, fullTool bool) string {
 	var b strings.Builder
+	undone := 0
 	for _, m := range c.msgs {
+		if revert != "" && m.info.ID >= revert {
+			if m.info.Role == "user" {
+				undone++
+			}
+			continue
+		}
 		out := r.message(m, thinking, fullTool)
 		if out == "" {
 			continue
 		}
 		b.WriteString(out)
 		b.WriteString("\n\n")
+	}
+	if undone > 0 {
+		b.WriteString(styleDim.Render(fmt.Sprintf("⟲ %d prompt(s) undone — Ctrl+Y redoes, the next prompt makes it final", undone)))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -468,6 +468,7 @@ func (m *model) onEvent(ev client.Event) tea.Cmd {
 		}](ev.Properties)
 		if ok && p.Info.ParentID == "" {
 			m.upsertSession(p.Info)
+			m.dirty = m.dirty || p.Info.ID == m.cur
 			if m.picker != nil && m.picker.kind == pickSessions && !m.picker.renaming {
 				m.picker.setSessions(m.sessions)
 			}
@@ -626,6 +627,24 @@ func (m *model) send() tea.Cmd {
 			model = mm
 		}
 	}
+	if text == "/compact" {
+		name := m.model
+		if name == "" {
+			name = m.defModel
+		}
+		mm, err := session.ParseModel(name)
+		if err != nil || mm == nil {
+			m.setNotice("/compact: no model to summarise with (Ctrl+O picks one)")
+			return nil
+		}
+		m.setNotice("compacting…")
+		return func() tea.Msg {
+			if err := c.Summarize(ctx, sid, session.SummarizeInput{ProviderID: mm.ProviderID, ModelID: mm.ModelID}); err != nil {
+				return errMsg{"compact", err}
+			}
+			return noticeMsg{"compacted"}
+		}
+	}
 	if cmd, ok := strings.CutPrefix(text, "!"); ok && strings.TrimSpace(cmd) != "" {
 		agent := m.agent
 		return func() tea.Msg {
@@ -641,6 +660,72 @@ func (m *model) send() tea.Cmd {
 			return errMsg{"prompt", err}
 		}
 		return nil
+	}
+}
+
+// undo moves the session's revert point back to the user message before it (the latest one when
+// nothing is undone yet) and puts that prompt back in the editor.
+func (m *model) undo() tea.Cmd {
+	s := m.curSession()
+	if s == nil || m.busy() {
+		return nil
+	}
+	point := ""
+	if s.Revert != nil {
+		point = s.Revert.MessageID
+	}
+	var target *message
+	for _, msg := range m.conv.msgs {
+		if msg.info.Role == "user" && (point == "" || msg.info.ID < point) {
+			target = msg
+		}
+	}
+	if target == nil {
+		m.setNotice("nothing to undo")
+		return nil
+	}
+	for _, p := range target.parts {
+		if p.Type == "text" && p.Text != nil && !p.Synthetic {
+			m.ta.SetValue(*p.Text)
+			break
+		}
+	}
+	c, ctx, sid, id := m.c, m.ctx, m.cur, target.info.ID
+	return func() tea.Msg {
+		if _, err := c.Revert(ctx, sid, id); err != nil {
+			return errMsg{"undo", err}
+		}
+		return noticeMsg{"undone — Ctrl+Y redoes"}
+	}
+}
+
+// redo moves the revert point forward to the next user message, or cancels it after the last one.
+func (m *model) redo() tea.Cmd {
+	s := m.curSession()
+	if s == nil || s.Revert == nil {
+		m.setNotice("nothing to redo")
+		return nil
+	}
+	next := ""
+	for _, msg := range m.conv.msgs {
+		if msg.info.Role == "user" && msg.info.ID > s.Revert.MessageID {
+			next = msg.info.ID
+			break
+		}
+	}
+	m.ta.Reset()
+	c, ctx, sid := m.c, m.ctx, m.cur
+	return func() tea.Msg {
+		var err error
+		if next != "" {
+			_, err = c.Revert(ctx, sid, next)
+		} else {
+			_, err = c.Unrevert(ctx, sid)
+		}
+		if err != nil {
+			return errMsg{"redo", err}
+		}
+		return noticeMsg{"redone"}
 	}
 }
 

@@ -44,7 +44,11 @@ func (m *model) View() string {
 		}
 		if m.dirty {
 			m.dirty = false
-			m.vp.SetContent(m.render.conversation(m.conv, m.thinking, m.fullTool))
+			revert := ""
+			if s := m.curSession(); s != nil && s.Revert != nil {
+				revert = s.Revert.MessageID
+			}
+			m.vp.SetContent(m.render.conversation(m.conv, revert, m.thinking, m.fullTool))
 			if m.follow {
 				m.vp.GotoBottom()
 			}

@@ -500,3 +500,30 @@ func TestAttachManagesSessions(t *testing.T) {
 		sc.waitGone("(fork #1) │")
 	})
 }
+
+func TestAttachUndoesRedoesAndSwitchesAgents(t *testing.T) {
+	td := startTandem(t, setup{})
+	sc := attachIn(t, td.base, testPassword)
+	sc.prompt("first prompt")
+	sc.waitText("You said: first prompt")
+	sc.prompt("second prompt")
+	sc.waitText("You said: second prompt")
+
+	sc.keys("C-z")
+	sc.waitText("⟲ 1 prompt(s) undone")
+	sc.waitFor("the undone prompt back in the editor", func(s string) bool { return strings.Contains(promptLine(s), "second prompt") })
+	if strings.Contains(sc.text(), "You said: second prompt") {
+		t.Fatalf("the undone turn still shows:\n%s", sc.text())
+	}
+	sc.keys("C-y")
+	sc.waitText("You said: second prompt")
+	sc.waitGone("undone —")
+
+	sc.keys("Tab")
+	sc.waitText("│ plan │")
+	sc.prompt("run: touch planned-file")
+	sc.waitText("I would call the  bash  tool, but it is not available") // plan is offered no bash
+	if _, err := os.Stat(filepath.Join(td.project, "planned-file")); !os.IsNotExist(err) {
+		t.Fatalf("the plan agent ran a command: %v", err)
+	}
+}
