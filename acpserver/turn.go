@@ -341,6 +341,14 @@ func toolView(p session.Part, dir string) view {
 			v.locations = []acp.ToolCallLocation{{Path: file}}
 		}
 	}
+	if id, ok := st.Metadata["terminalId"].(string); ok && id != "" {
+		// The editor runs the command and shows it live: its terminal is the content.
+		v.content = []acp.ToolCallContent{acp.ToolTerminalRef(id)}
+		if st.Status == "completed" && st.Output != nil {
+			v.output = map[string]any{"output": *st.Output, "metadata": st.Metadata}
+		}
+		return v
+	}
 	switch {
 	case st.Status == "completed" && st.Output != nil:
 		v.output = map[string]any{"output": *st.Output, "metadata": st.Metadata}

@@ -13,7 +13,8 @@ type clientFiles struct {
 	set map[string]tool.Files
 }
 
-// SetFiles routes a session's read, write and edit calls through f until remove is called.
+// SetFiles routes a session's read, write and edit calls through f until remove is called; when f
+// is also a tool.Terminals, bash's commands run in the client's terminals too.
 func (s *Service) SetFiles(sessionID string, f tool.Files) (remove func()) {
 	s.files.mu.Lock()
 	defer s.files.mu.Unlock()

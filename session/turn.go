@@ -696,9 +696,11 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 		s.publishPart(dir, p)
 	})
 	progress := func(pr tool.Progress) { updates.Add(func() { latest = pr }) }
+	files := s.filesOf(sess.ID)
+	terminals, _ := files.(tool.Terminals) // a client that serves files may run commands too
 	res, err := tl.Run(ctx, &tool.Call{
 		ID: call.ID, SessionID: sess.ID, MessageID: msg.ID, Agent: agent, Dir: dir, Input: input,
-		Gate: gate, Progress: progress, Todos: s, Files: s.filesOf(sess.ID),
+		Gate: gate, Progress: progress, Todos: s, Files: files, Terminals: terminals,
 	})
 	updates.Close()
 	mu.Lock()

@@ -101,7 +101,58 @@ func (b *Bash) Run(ctx context.Context, call *Call) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	if call.Terminals != nil {
+		if res, ok, err := runInClientTerminal(ctx, call, opts, in, where.Abs, timeout); ok || err != nil {
+			return res, err
+		}
+	}
 	return runCommand(ctx, call, opts, in, where.Abs, timeout)
+}
+
+// runInClientTerminal runs the command in the client's terminal, which the client shows live; the
+// result reads as tandem's own run would.
+func runInClientTerminal(ctx context.Context, call *Call, opts Options, in bashInput, cwd string, timeout time.Duration) (Result, bool, error) {
+	var terminal string
+	started := func(id string) {
+		terminal = id
+		if call.Progress != nil {
+			call.Progress(Progress{Title: in.Command, Metadata: map[string]any{"terminalId": id, "description": in.Description}})
+		}
+	}
+	tr, ok, err := call.Terminals.RunInTerminal(ctx, opts.Shell, in.Command, cwd, timeout, opts.OutputLimit, started)
+	if !ok {
+		return Result{}, false, err
+	}
+	var exit any
+	if tr.ExitCode != nil {
+		exit = *tr.ExitCode
+	}
+	meta := map[string]any{"output": tr.Output, "exit": exit, "truncated": tr.Truncated, "description": in.Description, "terminalId": terminal}
+	res := Result{Title: in.Command, Metadata: meta, Output: tr.Output}
+	var note string
+	switch {
+	case ctx.Err() != nil:
+		note = "(Command was aborted)"
+	case tr.TimedOut:
+		note = fmt.Sprintf("(Command timed out after %d ms; the terminal was killed)", timeout.Milliseconds())
+	case tr.ExitCode == nil && tr.Signal != "":
+		note = "(Command was terminated by " + tr.Signal + ")"
+	case tr.ExitCode != nil && *tr.ExitCode != 0:
+		note = fmt.Sprintf("(Command exited with code %d)", *tr.ExitCode)
+	}
+	if note != "" {
+		if res.Output != "" {
+			res.Output += "\n\n"
+		}
+		res.Output += note
+	}
+	if res.Output == "" {
+		res.Output = "(no output)"
+	}
+	if ctx.Err() != nil {
+		return res, true, ctx.Err()
+	}
+	return res, true, err
 }
 
 // run starts the command in its own process group and supervises it until the group is gone.

@@ -35,6 +35,25 @@ type Call struct {
 	// Files is a client's view of text files (an editor's unsaved buffers, over ACP) that read,
 	// write and edit go through; nil: the disk.
 	Files Files
+	// Terminals runs bash's commands in a client's terminals (an editor's, over ACP, so the person
+	// watches them live); nil: tandem runs them.
+	Terminals Terminals
+}
+
+// Terminals runs a command in a client's terminal until it exits, the timeout passes (the client
+// kills it) or ctx ends (likewise); started receives the terminal's ID once it runs. ok=false says
+// the client takes no part, and tandem runs the command itself.
+type Terminals interface {
+	RunInTerminal(ctx context.Context, shell, command, cwd string, timeout time.Duration, outputLimit int, started func(terminalID string)) (res TerminalResult, ok bool, err error)
+}
+
+// TerminalResult is how a command in a client's terminal ended.
+type TerminalResult struct {
+	Output    string
+	Truncated bool
+	ExitCode  *int   // nil when a signal ended it
+	Signal    string // the signal's name, when one did
+	TimedOut  bool
 }
 
 // Files reads and writes text files through a client. ok=false says the client takes no part in

@@ -141,6 +141,8 @@ func TestACPXCLIThroughATaskWithApprovals(t *testing.T) {
 	env := []string{"TANDEM_SERVER_PASSWORD=" + testPassword, "XDG_STATE_HOME=" + data, "XDG_CONFIG_HOME=" + data}
 	agent := bin + " acp --port 0 --data-dir " + data + " --dir " + project
 	// acpx exits 5 (its PERMISSION_DENIED) after a turn in which it denied a permission.
+	var methods map[string]int // what tandem asked acpx, by method, in the last run
+	var output string          // acpx's last output
 	acpx := func(t *testing.T, policy, prompt string, wantExit int) (requests, answers []map[string]any, stop string) {
 		t.Helper()
 		out, errOut, err := runNode(t, dir, node, env, "node_modules/acpx/dist/cli.js", "--agent", agent, "--cwd", project,
@@ -156,10 +158,14 @@ func TestACPXCLIThroughATaskWithApprovals(t *testing.T) {
 			t.Fatalf("acpx %s %q: %v\n%s\n%s", policy, prompt, err, tail(out, 3000), tail(errOut, 2000))
 		}
 		asked := map[any]bool{}
+		methods, output = map[string]int{}, out
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 			var msg map[string]any
 			if json.Unmarshal([]byte(line), &msg) != nil {
 				continue
+			}
+			if m, ok := msg["method"].(string); ok {
+				methods[m]++
 			}
 			switch {
 			case msg["method"] == "session/request_permission":
@@ -183,6 +189,24 @@ func TestACPXCLIThroughATaskWithApprovals(t *testing.T) {
 		}
 		if b, err := os.ReadFile(filepath.Join(project, "notes/acpx.txt")); err != nil || string(b) != "written through acpx" {
 			t.Fatalf("the approved write: %q %v", b, err)
+		}
+		// acpx declares the file-system capabilities: the editor wrote the file.
+		if methods["fs/write_text_file"] != 1 {
+			t.Fatalf("tandem asked acpx %v", methods)
+		}
+	})
+	t.Run("acpx runs the command in its own terminal", func(t *testing.T) {
+		_, answers, stop := acpx(t, "--approve-all", "run: echo from-acpx-terminal", 0)
+		if len(answers) != 1 || stop != "end_turn" {
+			t.Fatalf("answers %v, stop %q", answers, stop)
+		}
+		for _, m := range []string{"terminal/create", "terminal/wait_for_exit", "terminal/output", "terminal/release"} {
+			if methods[m] != 1 {
+				t.Fatalf("tandem asked acpx %v", methods)
+			}
+		}
+		if !strings.Contains(output, `output:\nfrom-acpx-terminal`) { // in a JSON-encoded message chunk
+			t.Fatalf("the terminal's output did not reach the model:\n%s", tail(output, 3000))
 		}
 	})
 	t.Run("with --deny-all the command it is asked about does not run", func(t *testing.T) {

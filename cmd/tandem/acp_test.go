@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"os"
@@ -42,6 +43,36 @@ type acpEditor struct {
 	// served from them (else from the disk) and writes go only to them.
 	buffers map[string]string
 	reads   []string
+	// terminals are the commands the editor ran for the agent (when it declares terminals).
+	terminals map[string]*editorTerminal
+}
+
+// editorTerminal is one command the test editor runs in a "terminal" of its own.
+type editorTerminal struct {
+	cmd  *exec.Cmd
+	out  *strings.Builder
+	done chan struct{}
+	mu   sync.Mutex
+}
+
+func (e *acpEditor) terminal(id string) (*editorTerminal, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if term := e.terminals[id]; term != nil {
+		return term, nil
+	}
+	return nil, errors.New("no terminal " + id)
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 var _ acp.Client = (*acpEditor)(nil)
@@ -92,24 +123,70 @@ func (e *acpEditor) WriteTextFile(_ context.Context, p acp.WriteTextFileRequest)
 	return acp.WriteTextFileResponse{}, nil
 }
 
-func (e *acpEditor) CreateTerminal(context.Context, acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
-	return acp.CreateTerminalResponse{}, errors.New("not declared")
+func (e *acpEditor) CreateTerminal(_ context.Context, p acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.terminals == nil {
+		return acp.CreateTerminalResponse{}, errors.New("not declared")
+	}
+	term := &editorTerminal{cmd: exec.Command(p.Command, p.Args...), out: &strings.Builder{}, done: make(chan struct{})}
+	if p.Cwd != nil {
+		term.cmd.Dir = *p.Cwd
+	}
+	term.cmd.Stdout = lockedWriter{&term.mu, term.out}
+	term.cmd.Stderr = term.cmd.Stdout
+	if err := term.cmd.Start(); err != nil {
+		return acp.CreateTerminalResponse{}, err
+	}
+	go func() { _ = term.cmd.Wait(); close(term.done) }()
+	id := fmt.Sprintf("term-%d", len(e.terminals)+1)
+	e.terminals[id] = term
+	return acp.CreateTerminalResponse{TerminalId: id}, nil
 }
 
-func (e *acpEditor) KillTerminal(context.Context, acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
-	return acp.KillTerminalResponse{}, errors.New("not declared")
+func (e *acpEditor) KillTerminal(_ context.Context, p acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+	term, err := e.terminal(p.TerminalId)
+	if err == nil {
+		_ = term.cmd.Process.Kill()
+		<-term.done
+	}
+	return acp.KillTerminalResponse{}, err
 }
 
-func (e *acpEditor) TerminalOutput(context.Context, acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
-	return acp.TerminalOutputResponse{}, errors.New("not declared")
+func (e *acpEditor) TerminalOutput(_ context.Context, p acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
+	term, err := e.terminal(p.TerminalId)
+	if err != nil {
+		return acp.TerminalOutputResponse{}, err
+	}
+	term.mu.Lock()
+	res := acp.TerminalOutputResponse{Output: term.out.String()}
+	term.mu.Unlock()
+	select {
+	case <-term.done:
+		code := term.cmd.ProcessState.ExitCode()
+		res.ExitStatus = &acp.TerminalExitStatus{ExitCode: &code}
+	default:
+	}
+	return res, nil
 }
 
-func (e *acpEditor) ReleaseTerminal(context.Context, acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
-	return acp.ReleaseTerminalResponse{}, errors.New("not declared")
+func (e *acpEditor) ReleaseTerminal(_ context.Context, p acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+	_, err := e.terminal(p.TerminalId)
+	return acp.ReleaseTerminalResponse{}, err
 }
 
-func (e *acpEditor) WaitForTerminalExit(context.Context, acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
-	return acp.WaitForTerminalExitResponse{}, errors.New("not declared")
+func (e *acpEditor) WaitForTerminalExit(ctx context.Context, p acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
+	term, err := e.terminal(p.TerminalId)
+	if err != nil {
+		return acp.WaitForTerminalExitResponse{}, err
+	}
+	select {
+	case <-term.done:
+		code := term.cmd.ProcessState.ExitCode()
+		return acp.WaitForTerminalExitResponse{ExitCode: &code}, nil
+	case <-ctx.Done():
+		return acp.WaitForTerminalExitResponse{}, ctx.Err()
+	}
 }
 
 func (e *acpEditor) setAnswer(f func(ctx context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)) {
@@ -186,6 +263,9 @@ func startACPWith(t *testing.T, caps acp.ClientCapabilities, buffers map[string]
 		}
 	}()
 	e := &acpEditor{changed: make(chan struct{}), buffers: buffers}
+	if caps.Terminal {
+		e.terminals = map[string]*editorTerminal{}
+	}
 	e.conn = acp.NewClientSideConnection(e, stdin, stdout)
 	t.Cleanup(func() {
 		stdin.Close() // the agent ends with its client
@@ -595,7 +675,7 @@ func waitPermissionOptions(t *testing.T, req acp.RequestPermissionRequest) strin
 	return strings.Join(out, " ")
 }
 
-func TestACPEditorBuffersThroughTheFileSystemCapabilities(t *testing.T) {
+func TestACPEditorBuffersAndTerminals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary")
 	}
@@ -605,7 +685,7 @@ func TestACPEditorBuffersThroughTheFileSystemCapabilities(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"TANDEM_SERVER_PASSWORD=" + testPassword, "XDG_STATE_HOME=" + data, "XDG_CONFIG_HOME=" + data, "HOME=" + data}
-	e := startACPWith(t, acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}},
+	e := startACPWith(t, acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true},
 		map[string]string{notes: "unsaved in the editor\n"}, env, "--port", "0", "--dir", project, "--data-dir", data)
 	s := newACPSession(t, e, project)
 	e.setAnswer(choose("once"))
@@ -627,6 +707,33 @@ func TestACPEditorBuffersThroughTheFileSystemCapabilities(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(notes); string(b) != "saved on disk\n" {
 			t.Fatalf("tandem wrote the disk itself: %q", b)
+		}
+	})
+	t.Run("a command runs in the editor's terminal, which the tool call embeds", func(t *testing.T) {
+		from := e.mark()
+		prompt(t, e, s.SessionId, "run: echo from-the-editor-terminal")
+		e.mu.Lock()
+		var ran []string
+		for _, term := range e.terminals {
+			ran = append(ran, strings.Join(term.cmd.Args[1:], " "))
+		}
+		e.mu.Unlock()
+		if len(ran) != 1 || ran[0] != "-c echo from-the-editor-terminal" {
+			t.Fatalf("the editor's terminals ran %q", ran)
+		}
+		var embedded string
+		for _, tc := range toolsIn(e.since(from)) {
+			for _, c := range tc.content {
+				if c.Terminal != nil {
+					embedded = c.Terminal.TerminalId
+				}
+			}
+		}
+		if embedded != "term-1" {
+			t.Fatalf("the tool call embeds terminal %q", embedded)
+		}
+		if got := agentText(e.since(from)); !strings.Contains(got, "from-the-editor-terminal") {
+			t.Fatalf("the command's output did not reach the model: %q", got)
 		}
 	})
 }
