@@ -58,7 +58,7 @@ function onNotificationClick(n, action) {
   return token ? answer(data, action, token, n.title) : openApp(data.url);
 }
 
-/** Answers the request with a button's token and says how it went, in place of the notification. */
+/** Answers the request with a button's token; says so in the notification's place only when that failed. */
 async function answer(data, action, token, title) {
   let res;
   let body = {};
