@@ -2,6 +2,7 @@
 // cursor, so a dropped connection resumes exactly where it stopped.
 import { useEffect, useRef } from 'preact/hooks';
 import { Terminal } from '@xterm/xterm';
+import { nextShellTitle, tabLabels } from './termnames.js';
 import { FitAddon } from '@xterm/addon-fit';
 import '@xterm/xterm/css/xterm.css';
 import { state, changed, navigate, reportError } from './store.js';
@@ -149,7 +150,7 @@ function termFor(id) {
 
 export async function newTerminal() {
   try {
-    const pty = await post('/pty', {});
+    const pty = await post('/pty', { title: nextShellTitle(Object.values(state.ptys)) });
     state.ptys[pty.id] = pty;
     changed();
     navigate(`#/terminal/${pty.id}`);
@@ -175,6 +176,7 @@ export function TerminalView({ visible, activeID }) {
   const host = useRef(null);
   const ptys = Object.values(state.ptys).sort((a, b) => (a.id < b.id ? -1 : 1));
   const active = ptys.find((p) => p.id === activeID) || ptys[0];
+  const labels = tabLabels(ptys);
   // Forget terminals whose PTY is gone.
   for (const id of [...sessions.keys()]) {
     if (!state.ptys[id]) {
@@ -196,13 +198,13 @@ export function TerminalView({ visible, activeID }) {
   return (
     <div class="terminal-view" style={{ display: visible ? '' : 'none' }}>
       <div class="tabs" role="tablist">
-        {ptys.map((p, i) => {
+        {ptys.map((p) => {
           const t = sessions.get(p.id);
           return (
             <div key={p.id} class={'tab' + (active && p.id === active.id ? ' active' : '')} role="tab" aria-selected={active && p.id === active.id} data-conn={t?.status || 'new'}>
-              <a href={`#/terminal/${p.id}`}>
+              <a href={`#/terminal/${p.id}`} title={[p.command, p.cwd].filter(Boolean).join(' in ')} data-testid="terminal-tab">
                 <span class={'dot ' + (p.status === 'exited' ? 'off' : t?.status === 'reconnecting' ? 'warn' : 'ok')} />
-                {p.title || `Terminal ${i + 1}`}
+                {labels[p.id]}
               </a>
               <button class="ghost" aria-label="Close terminal" onClick={() => closeTerminal(p.id)}>
                 ✕
