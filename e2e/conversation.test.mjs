@@ -169,6 +169,28 @@ describe('the conversation', { skip: why || false }, () => {
     await page.context().close();
   });
 
+  test('keeps following a command’s output after the approval panel closes', async () => {
+    const page = await loggedInPage(browser, server, { viewport: { width: 1440, height: 900 } });
+    // A conversation taller than the view.
+    await prompt(page, Array.from({ length: 40 }, (_, i) => `paragraph ${i + 1}`).join('\n\n'));
+    const sid = sessionOf(page);
+    await page.locator('[data-testid="msg-assistant"]').first().waitFor();
+    await idle(server, sid);
+    await prompt(page, 'run: for i in $(seq 1 150); do echo line $i; sleep 0.01; done');
+    const dialog = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
+    await dialog.waitFor();
+    await dialog.locator('[data-testid="approve-once"]').click();
+    await dialog.waitFor({ state: 'detached' });
+    await idle(server, sid);
+    await page.locator('[data-testid="tool"][data-status="completed"]').waitFor();
+    const conv = page.locator('[data-testid="conversation"]');
+    const gap = () => conv.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
+    await until(async () => (await gap()) < 80, 'the conversation to end at its bottom');
+    assert.ok((await conv.evaluate((el) => el.scrollHeight - el.clientHeight)) > 100, 'the output did not overflow the view, so nothing was tested');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('Compact summarises the session', async () => {
     const page = await loggedInPage(browser, server);
     await prompt(page, 'remember the number 7');
