@@ -390,34 +390,32 @@ function ToolCall({ part }) {
   };
   return (
     <div class={'tool ' + st.status} data-testid="tool" data-tool={part.tool} data-status={st.status}>
-      <div
-        class="tool-head"
-        role="button"
-        tabIndex={0}
-        aria-expanded={open ? 'true' : 'false'}
-        onClick={() => setOpen(!open)}
-        onKeyDown={(e) => {
-          if (e.target !== e.currentTarget || (e.key !== 'Enter' && e.key !== ' ')) return;
-          e.preventDefault();
-          setOpen(!open);
-        }}
-      >
-        <span class="chevron" aria-hidden="true">
-          ›
-        </span>
-        <span class={'state ' + st.status} aria-label={st.status}>
-          {st.status === 'running' ? <span class="spinner" /> : stateIcon[st.status]}
-        </span>
-        <span class="tool-name">{part.tool}</span>
-        <span class="tool-title">{toolTitle(part, st, input)}</span>
+      {/* The waiting button is beside the head, not in it: a button inside a button is unreachable for
+          screen readers (axe: nested-interactive). */}
+      <div class="tool-row">
+        <div
+          class="tool-head"
+          role="button"
+          tabIndex={0}
+          aria-expanded={open ? 'true' : 'false'}
+          onClick={() => setOpen(!open)}
+          onKeyDown={(e) => {
+            if (e.target !== e.currentTarget || (e.key !== 'Enter' && e.key !== ' ')) return;
+            e.preventDefault();
+            setOpen(!open);
+          }}
+        >
+          <span class="chevron" aria-hidden="true">
+            ›
+          </span>
+          <span class={'state ' + st.status} aria-label={st.status}>
+            {st.status === 'running' ? <span class="spinner" /> : stateIcon[st.status]}
+          </span>
+          <span class="tool-name">{part.tool}</span>
+          <span class="tool-title">{toolTitle(part, st, input)}</span>
+        </div>
         {waiting && (
-          <button
-            class="waiting"
-            onClick={(e) => {
-              e.stopPropagation();
-              openPending();
-            }}
-          >
+          <button class="waiting" onClick={openPending}>
             waiting for approval
           </button>
         )}
