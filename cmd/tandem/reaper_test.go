@@ -67,9 +67,18 @@ func startBinary(t *testing.T, bin, data, project string) *liveServer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A graceful stop lets the server wait for its own children (snapshot git processes write into
+	// data): a SIGKILL would orphan them, and t.TempDir's removal would race their writes.
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
 	})
 	found := make(chan string, 1)
 	go func() {
