@@ -56,9 +56,10 @@ type Handler struct {
 	cancel context.CancelFunc
 	o      Options
 
-	mu    sync.Mutex
-	conns map[string]*conn
-	wg    sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[string]*conn
+	wg     sync.WaitGroup
+	reaper sync.Once
 }
 
 // New returns a handler whose connections live at most as long as ctx.
@@ -70,13 +71,18 @@ func New(ctx context.Context, o Options) *Handler {
 		o.Idle = DefaultIdle
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	h := &Handler{ctx: ctx, cancel: cancel, o: o, conns: map[string]*conn{}}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		h.reap()
-	}()
-	return h
+	return &Handler{ctx: ctx, cancel: cancel, o: o, conns: map[string]*conn{}}
+}
+
+// startReaper runs reap from the first connection on: a handler nobody uses starts nothing.
+func (h *Handler) startReaper() {
+	h.reaper.Do(func() {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.reap()
+		}()
+	})
 }
 
 // reap ends the connections idle for longer than o.Idle until the handler closes.
@@ -296,6 +302,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, msg message
 		http.Error(w, "Initialize request must include an ID", http.StatusBadRequest)
 		return
 	}
+	h.startReaper()
 	ctx, cancel := context.WithCancel(h.ctx)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -308,6 +308,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		PasswordSet: !m.generated && m.password != "", API: m.api(), Fallback: fallback, Logger: o.Logger,
 	})
 	if err != nil {
+		m.stopACP()
 		m.ptys.Close()
 		m.stopMCP()
 		m.closeNotify()
