@@ -527,3 +527,17 @@ func TestAttachUndoesRedoesAndSwitchesAgents(t *testing.T) {
 		t.Fatalf("the plan agent ran a command: %v", err)
 	}
 }
+
+func TestAttachStopsATurnWithEscEsc(t *testing.T) {
+	td := startTandem(t, setup{})
+	sc := attachIn(t, td.base, testPassword)
+	sc.prompt("run: sleep 120")
+	sc.waitText("Permission: bash")
+	sc.keys("1")
+	sc.waitText("● bash $ sleep 120", "working (Esc Esc stops)")
+	sc.keys("Escape")
+	sc.waitText("press Esc again to stop the turn")
+	sc.keys("Escape")
+	sc.waitGone("working (Esc Esc stops)")
+	sc.waitText("✗ bash $ sleep 120")
+}
