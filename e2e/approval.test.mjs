@@ -79,6 +79,26 @@ describe('the approval dialog', { skip: why || false }, () => {
     await page.context().close();
   });
 
+  test('answers from the keyboard: s allows for the session, and the session is not asked again', async () => {
+    const page = await loggedInPage(browser, server);
+    await prompt(page, 'run: echo by-key');
+    const sid = page.url().split('/session/')[1];
+    const dialog = dialogOf(page);
+    await dialog.waitFor();
+    const id = await dialog.getAttribute('data-id');
+    await page.locator('body').click({ position: { x: 5, y: 300 } }); // focus outside any field
+    await page.keyboard.press('s');
+    await dialog.waitFor({ state: 'detached' });
+    const log = await until(async () => (await rest(server, 'GET', '/permission/history')).data.find((d) => d.requestID === id), 'the decision in the log');
+    assert.equal(log.reply, 'session');
+    await until(async () => !(await rest(server, 'GET', '/session/status')).data[sid], 'the turn to end');
+    await prompt(page, 'run: echo by-key again');
+    await until(async () => (await page.locator('[data-testid="tool"][data-status="completed"]').count()) === 2, 'the second call to run without asking');
+    assert.equal((await rest(server, 'GET', '/permission')).data.length, 0);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('a path outside the project reads as a sentence, not JSON, and “for this session” answers with its key', async () => {
     const outside = mkdtempSync(path.join(tmpdir(), 'tandem-outside-'));
     const page = await loggedInPage(browser, server);
