@@ -34,6 +34,13 @@ async function fits(page, dialog, width) {
   assert.ok(box.x >= 0 && box.x + box.width <= width + 0.5, `the dialog sticks out: ${JSON.stringify(box)}`);
 }
 
+// The ones the README shows; UPDATE_SCREENSHOTS=1 rewrites these and leaves the others in the temporary directory.
+const committed = new Set(['flow-approval-desktop-dark', 'flow-approval-phone-light', 'flow-question-phone-dark', 'flow-form-phone-dark']);
+
+async function flowShot(page, name) {
+  if (process.env.UPDATE_SCREENSHOTS !== '1' || committed.has(name)) await shot(page, name);
+}
+
 async function noSerious(page, where) {
   const found = await seriousViolations(page);
   assert.deepEqual(found, [], `axe on ${where}:\n${found.join('\n')}`);
@@ -71,7 +78,7 @@ describe('the approval, question and form flows', { skip: why || false }, () => 
         assert.match(await perm.locator('[data-testid="permission-command"]').innerText(), /echo matrix && ls/);
         await fits(page, perm, size.width);
         await noSerious(page, `the approval (${tag})`);
-        await shot(page, `flow-approval-${tag}`);
+        await flowShot(page, `flow-approval-${tag}`);
         await perm.locator('[data-testid="approve-once"]').click();
         await perm.waitFor({ state: 'detached' });
         await page.locator('[data-testid="tool"][data-tool="bash"][data-status="completed"]').waitFor();
@@ -83,7 +90,7 @@ describe('the approval, question and form flows', { skip: why || false }, () => 
         await q.getByText('SQLite', { exact: true }).click();
         await fits(page, q, size.width);
         await noSerious(page, `the question (${tag})`);
-        await shot(page, `flow-question-${tag}`);
+        await flowShot(page, `flow-question-${tag}`);
         await q.locator('[data-testid="question-submit"]').click();
         await q.waitFor({ state: 'detached' });
         await page.locator('[data-testid="tool"][data-tool="question"][data-status="completed"]').waitFor();
@@ -97,7 +104,7 @@ describe('the approval, question and form flows', { skip: why || false }, () => 
         await form.locator('[data-field="name"] input').fill('Grace Hopper');
         await fits(page, form, size.width);
         await noSerious(page, `the form (${tag})`);
-        await shot(page, `flow-form-${tag}`);
+        await flowShot(page, `flow-form-${tag}`);
         await form.locator('[data-testid="elicit-accept"]').click();
         await form.waitFor({ state: 'detached' });
         const done = page.locator('[data-testid="tool"][data-status="completed"]', { hasText: 'elicitation' });
