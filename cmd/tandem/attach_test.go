@@ -457,10 +457,10 @@ func TestAttachManagesSessions(t *testing.T) {
 	t.Run("the session list searches, renames, forks and deletes", func(t *testing.T) {
 		sc := sc.on(t)
 		sc.keys("C-s")
-		sc.waitText("Sessions", "first session")
+		sc.waitText("Sessions", "First session") // the demo model's title of the first prompt
 		sc.typeText("first")
 		sc.waitFor("only the matching session", func(s string) bool {
-			return strings.Contains(s, "▸ first session") && !strings.Contains(s, "\n  New session - ")
+			return strings.Contains(s, "▸ First session") && !strings.Contains(s, "\n  New session - ")
 		})
 		sc.keys("C-r", "C-u")
 		sc.typeText("renamed one")
