@@ -611,7 +611,11 @@ const clientName = "tandem attach"
 
 func (m *model) send() tea.Cmd {
 	text := strings.TrimSpace(m.ta.Value())
-	if text == "" || m.cur == "" {
+	if text == "" {
+		return nil
+	}
+	if m.cur == "" {
+		m.setNotice("no session open yet: the prompt waits in the editor")
 		return nil
 	}
 	m.history = append(m.history, text)

@@ -35,7 +35,9 @@ type screen struct {
 func attachIn(t *testing.T, url, password string, args ...string) *screen {
 	t.Helper()
 	s := startScreen(t, url, password, args...)
-	s.waitFor("the status line says connected", func(sc string) bool { return strings.Contains(sc, "● connected") })
+	s.waitFor("the status line says connected, in a session", func(sc string) bool {
+		return strings.Contains(sc, "● connected") && !strings.Contains(sc, "│ no session │")
+	})
 	return s
 }
 
@@ -444,8 +446,8 @@ func spread(d []time.Duration) string {
 func TestAttachManagesSessions(t *testing.T) {
 	td := startTandem(t, setup{})
 	sc := attachIn(t, td.base, testPassword)
-	sc.prompt("first session")
-	sc.waitText("You said: first session")
+	sc.prompt("First session")
+	sc.waitText("You said: First session")
 
 	t.Run("ctrl+n starts a session and ! runs a shell command in it", func(t *testing.T) {
 		sc := sc.on(t)
@@ -458,7 +460,7 @@ func TestAttachManagesSessions(t *testing.T) {
 		sc := sc.on(t)
 		sc.keys("C-s")
 		sc.waitText("Sessions", "First session") // the demo model's title of the first prompt
-		sc.typeText("first")
+		sc.typeText("First")
 		sc.waitFor("only the matching session", func(s string) bool {
 			return strings.Contains(s, "▸ First session") && !strings.Contains(s, "\n  New session - ")
 		})
@@ -487,7 +489,7 @@ func TestAttachManagesSessions(t *testing.T) {
 		sc.typeText("renamed")
 		sc.waitText("▸ renamed one")
 		sc.keys("C-f")
-		sc.waitText("│ renamed one (fork #1) │", "You said: first session")
+		sc.waitText("│ renamed one (fork #1) │", "You said: First session")
 		if n := len(sessions()); n != 3 {
 			t.Fatalf("%d sessions after a fork, want 3", n)
 		}
