@@ -18,11 +18,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -136,6 +139,12 @@ func run(ctx context.Context, log *slog.Logger, out io.Writer, sz sizes, tandemB
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
 		res[t.kind] = figs
+		// Each server's figures as soon as they are taken, for a run that is stopped before the table.
+		attrs := []any{"server", t.name}
+		for _, k := range slices.Sorted(maps.Keys(figs)) {
+			attrs = append(attrs, k, strconv.FormatFloat(figs[k], 'g', 4, 64))
+		}
+		log.Info("figures", attrs...)
 	}
 	version := ""
 	if v, err := exec.CommandContext(ctx, tandemBin, "--version").Output(); err == nil {
