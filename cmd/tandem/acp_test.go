@@ -393,6 +393,9 @@ func TestACPOverStdio(t *testing.T) {
 		t.Skip("builds and runs the real binary")
 	}
 	data, project := t.TempDir(), t.TempDir()
+	// The data of the editor's MCP server (another tandem, a child of this one): it lives until
+	// tandem acp ends, so its directory is removed after that.
+	inner := t.TempDir()
 	env := []string{"TANDEM_SERVER_PASSWORD=" + testPassword, "XDG_STATE_HOME=" + data, "XDG_CONFIG_HOME=" + data, "HOME=" + data}
 	e := startACP(t, env, "--port", "0", "--dir", project, "--data-dir", data)
 
@@ -562,7 +565,6 @@ func TestACPOverStdio(t *testing.T) {
 	})
 
 	t.Run("the editor's MCP servers are connected for the session and their tools are offered", func(t *testing.T) {
-		inner := t.TempDir()
 		ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 		defer cancel()
 		// Another tandem, as an MCP server over stdio, is the editor's MCP server here.
