@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/glamour"
-	"github.com/charmbracelet/glamour/styles"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/yuin/goldmark"
 
 	"tandem/session"
 )
@@ -38,7 +37,7 @@ const toolLines = 12
 // renderer turns parts into terminal text, caching each part's rendering until it changes.
 type renderer struct {
 	width int
-	md    *glamour.TermRenderer
+	md    goldmark.Markdown
 	cache map[string]cached
 }
 
@@ -47,30 +46,18 @@ type cached struct {
 	out string
 }
 
-func newRenderer() *renderer { return &renderer{width: 80, cache: map[string]cached{}} }
+func newRenderer() *renderer {
+	return &renderer{width: 80, md: newMarkdown(), cache: map[string]cached{}}
+}
 
 func (r *renderer) setWidth(w int) {
-	if w != r.width || r.md == nil {
+	if w != r.width {
 		r.width = w
-		r.md = nil
 		clear(r.cache)
 	}
 }
 
-func (r *renderer) markdown(text string) string {
-	if r.md == nil {
-		md, err := glamour.NewTermRenderer(glamour.WithStyles(styles.DarkStyleConfig), glamour.WithWordWrap(max(r.width-4, 20)))
-		if err != nil {
-			return text
-		}
-		r.md = md
-	}
-	out, err := r.md.Render(text)
-	if err != nil {
-		return text
-	}
-	return strings.Trim(out, "\n")
-}
+func (r *renderer) markdown(text string) string { return renderMarkdown(r.md, text, r.width-4) }
 
 // conversation renders every message of the session.
 // Messages from revert on (a session's undone turns) are left out.

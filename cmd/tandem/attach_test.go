@@ -524,7 +524,7 @@ func TestAttachUndoesRedoesAndSwitchesAgents(t *testing.T) {
 	sc.keys("Tab")
 	sc.waitText("│ plan │")
 	sc.prompt("run: touch planned-file")
-	sc.waitText("I would call the  bash  tool, but it is not available") // plan is offered no bash
+	sc.waitText("I would call the bash tool, but it is not available") // plan is offered no bash
 	if _, err := os.Stat(filepath.Join(td.project, "planned-file")); !os.IsNotExist(err) {
 		t.Fatalf("the plan agent ran a command: %v", err)
 	}
