@@ -30,9 +30,11 @@ test('a task over stdio asks its approvals through elicitation', { skip: why ?? 
     const { message, requestedSchema } = req.params;
     asked.push(message);
     const choices = requestedSchema.properties.decision.oneOf.map((o) => o.const);
-    assert.deepEqual(choices, ['once', 'always', 'reject']);
-    // A person allows the harmless echo and rejects anything that removes files.
-    if (message.includes('rm ')) return { action: 'accept', content: { decision: 'reject', message: 'do not delete anything' } };
+    // The choices are the request's own decision list, allow once first.
+    assert.equal(choices[0], 'once');
+    for (const key of ['reject', 'reject-with-message']) assert.ok(choices.includes(key), `${key} is not offered: ${choices}`);
+    // A person allows the harmless echo and rejects anything that removes files, saying why.
+    if (message.includes('rm ')) return { action: 'accept', content: { decision: 'reject-with-message', message: 'do not delete anything' } };
     return { action: 'accept', content: { decision: 'once' } };
   });
   try {
