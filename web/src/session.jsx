@@ -1,5 +1,5 @@
 // Session list, the conversation and the composer.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import {
   state,
   changed,
@@ -85,6 +85,9 @@ export function SessionView({ id }) {
     loadMessages(id);
   }, [id]);
   const [editing, setEditing] = useState(false);
+  // What the rename box holds: set when renaming starts, so a title the server writes meanwhile
+  // (the model's generated title) never replaces what is being typed.
+  const [draft, setDraft] = useState('');
   const status = state.status[id];
   const busy = status && status.type !== 'idle';
   const all = m ? Object.values(m.byId).sort((a, b) => (a.info.id < b.info.id ? -1 : 1)) : [];
@@ -128,7 +131,9 @@ export function SessionView({ id }) {
   };
   const renameInput = useRef(null);
   const cancelled = useRef(false);
-  useEffect(() => {
+  // A layout effect, not an effect: it runs as the box appears, before the next key press, so the
+  // first letters typed right after Rename land in the box.
+  useLayoutEffect(() => {
     if (editing && renameInput.current) {
       renameInput.current.focus();
       renameInput.current.select();
@@ -136,6 +141,7 @@ export function SessionView({ id }) {
   }, [editing]);
   const startRename = () => {
     cancelled.current = false;
+    setDraft(s?.title || '');
     setEditing(true);
   };
   const rename = async (title) => {
@@ -177,7 +183,8 @@ export function SessionView({ id }) {
           <input
             class="rename"
             ref={renameInput}
-            defaultValue={s?.title || ''}
+            value={draft}
+            onInput={(e) => setDraft(e.currentTarget.value)}
             aria-label="Session title"
             onKeyDown={(e) => {
               if (e.key === 'Enter') rename(e.currentTarget.value.trim());
