@@ -80,11 +80,16 @@ func TestAListingMidTurnHasTheTextStreamedSoFar(t *testing.T) {
 		}
 		var env struct {
 			Properties struct {
-				Delta string `json:"delta"`
+				Delta  string `json:"delta"`
+				Offset *int   `json:"offset"`
 			} `json:"properties"`
 		}
 		if err := json.Unmarshal(ev.Payload, &env); err != nil {
 			t.Fatal(err)
+		}
+		// Each delta says where it starts, so a client holding a listing knows what it lacks.
+		if env.Properties.Offset == nil || *env.Properties.Offset != announced.Len() {
+			t.Fatalf("a delta after %d announced characters says it starts at %v", announced.Len(), env.Properties.Offset)
 		}
 		announced.WriteString(env.Properties.Delta)
 	}

@@ -100,6 +100,7 @@ func oneLine(s string) string {
 	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s)
 }
 
+// utf16Len is the length of s in UTF-16 code units, as JavaScript counts a string.
 func utf16Len(s string) int {
 	n := 0
 	for _, r := range s {

@@ -34,6 +34,10 @@ type step struct {
 	deltas *coalescer
 	unsent []partDelta
 	live   []*Part // the parts open() started, guarded by deltas: Service.live reads them
+	// announced is, per part, how much of its text the deltas sent so far carry, in UTF-16 code
+	// units (a browser's string length): each delta says where it starts, so a client that loaded
+	// the part mid-stream applies exactly what its copy lacks.
+	announced map[*Part]int
 }
 
 type partDelta struct {
@@ -72,9 +76,15 @@ func (st *step) delta(p *Part, d string) {
 }
 
 func (st *step) publishDeltas() {
+	if st.announced == nil {
+		st.announced = map[*Part]int{}
+	}
 	for _, d := range st.unsent {
+		offset := st.announced[d.part]
+		st.announced[d.part] = offset + utf16Len(d.text)
 		st.s.publish(st.dir, "message.part.delta", map[string]any{
 			"sessionID": d.part.SessionID, "messageID": d.part.MessageID, "partID": d.part.ID, "field": "text", "delta": d.text,
+			"offset": offset,
 		})
 	}
 	clear(st.unsent)

@@ -191,9 +191,27 @@ export function modelOptions() {
   return out;
 }
 
+/** The deltas that arrived while a session's messages were loading, by session. */
+const loading = {};
+
+/**
+ * Grows a streamed part by a delta. A delta says where in the part's text it starts (`offset`), so
+ * the part of it a copy loaded mid-stream already holds is skipped, and a delta that arrived while
+ * the copy was loading is applied after it: nothing lost, nothing twice. (After a gap, the step's
+ * final part update brings the whole text.)
+ */
+function applyDelta(p) {
+  const part = state.messages[p.sessionID]?.byId[p.messageID]?.parts.find((x) => x.id === p.partID);
+  if (!part) return;
+  const cur = part[p.field] || '';
+  if (typeof p.offset !== 'number' || p.offset >= cur.length) part[p.field] = cur + p.delta;
+  else part[p.field] = cur + p.delta.slice(cur.length - p.offset);
+}
+
 export async function loadMessages(sessionID, force) {
   if (!sessionID) return;
   if (state.messages[sessionID]?.loaded && !force) return;
+  const buffered = (loading[sessionID] = []);
   try {
     const [list, session] = await Promise.all([
       get(`/session/${enc(sessionID)}/message`),
@@ -203,12 +221,15 @@ export async function loadMessages(sessionID, force) {
     const m = { byId: {}, loaded: true };
     for (const item of list || []) m.byId[item.info.id] = { info: item.info, parts: item.parts || [] };
     state.messages[sessionID] = m;
+    for (const d of buffered) applyDelta(d);
     changed();
   } catch (e) {
     if (e.status === 404) {
       toast('Session not found', 'error');
       navigate('#/');
     } else reportError(e);
+  } finally {
+    if (loading[sessionID] === buffered) delete loading[sessionID];
   }
 }
 
@@ -396,12 +417,10 @@ export function handleEvent(msg) {
     case 'message.part.updated':
       if (p.part) upsertPart(p.part);
       break;
-    case 'message.part.delta': {
-      const m = state.messages[p.sessionID];
-      const part = m?.byId[p.messageID]?.parts.find((x) => x.id === p.partID);
-      if (part) part[p.field] = (part[p.field] || '') + p.delta;
+    case 'message.part.delta':
+      loading[p.sessionID]?.push(p);
+      applyDelta(p);
       break;
-    }
     case 'message.part.removed': {
       const msg = state.messages[p.sessionID]?.byId[p.messageID];
       if (msg) msg.parts = msg.parts.filter((x) => x.id !== p.partID);
