@@ -57,10 +57,7 @@ func newACPCommand() *cobra.Command {
 					return fmt.Errorf("--attach: %s: %w", c.URL(), err)
 				}
 			} else {
-				m, err := Start(ctx, Options{
-					Hostname: f.serve.hostname, Port: f.serve.port, Directory: f.serve.dir, CORS: f.serve.cors,
-					NoAuth: f.serve.noAuth, Paths: paths, Logger: logger, Env: os.Getenv,
-				})
+				m, err := Start(ctx, f.serve.startOptions(paths, logger))
 				if err != nil {
 					return err
 				}
@@ -74,13 +71,6 @@ func newACPCommand() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.attach, "attach", "", "drive the running tandem server at this URL instead of starting one (\"local\": the one `tandem serve` started here)")
-	fl.IntVar(&f.serve.port, "port", 0, "HTTP port (default 4096, or a free port)")
-	fl.StringVar(&f.serve.hostname, "hostname", "127.0.0.1", "HTTP address")
-	fl.StringArrayVar(&f.serve.cors, "cors", nil, "an extra origin allowed to call the API (repeatable)")
-	fl.BoolVar(&f.serve.printLogs, "print-logs", false, "print logs to stderr instead of the log file")
-	fl.StringVar(&f.serve.logLevel, "log-level", "INFO", "DEBUG, INFO, WARN or ERROR")
-	fl.StringVar(&f.serve.dir, "dir", "", "project directory (default: the current directory)")
-	fl.StringVar(&f.serve.dataDir, "data-dir", "", "where the database lives")
-	fl.BoolVar(&f.serve.noAuth, "no-auth", false, "turn authentication off (loopback only)")
+	f.serve.addServerFlags(fl)
 	return cmd
 }

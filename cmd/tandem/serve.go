@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"tandem/discovery"
 	"tandem/mcpserver"
@@ -56,6 +57,17 @@ func newServeCommand(web bool) *cobra.Command {
 		cmd.Flags().BoolVar(&f.noOpen, "no-open", false, "print the login link instead of opening a browser")
 	}
 	fl := cmd.Flags()
+	f.addServerFlags(fl)
+	fl.BoolVar(&f.mdns, "mdns", false, "advertise the server on the LAN over mDNS as tandem-<port> (makes the default hostname 0.0.0.0)")
+	fl.StringVar(&f.mdnsDom, "mdns-domain", discovery.DefaultDomain, "host name announced over mDNS")
+	fl.StringVar(&f.mcpApprovals, "mcp-approvals", string(mcpserver.Deny), "for MCP clients (/mcp-server) without elicitation: deny, allow-within-rules or wait")
+	fl.DurationVar(&f.mcpTimeout, "mcp-approval-timeout", mcpserver.DefaultTimeout, "how long an approval asked of an MCP client waits before it is rejected")
+	return cmd
+}
+
+// addServerFlags registers the flags of the HTTP server, for `serve` and `web` and for the stdio
+// doors (`mcp`, `acp`) that run one in-process.
+func (f *serveFlags) addServerFlags(fl *pflag.FlagSet) {
 	fl.IntVar(&f.port, "port", 0, "port to listen on (default 4096, or a free port when 4096 is taken)")
 	fl.StringVar(&f.hostname, "hostname", "127.0.0.1", "address to listen on; anything but loopback requires TANDEM_SERVER_PASSWORD")
 	fl.StringArrayVar(&f.cors, "cors", nil, "an extra origin allowed to call the API (repeatable)")
@@ -64,11 +76,12 @@ func newServeCommand(web bool) *cobra.Command {
 	fl.StringVar(&f.dir, "dir", "", "project directory (default: the current directory)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "where the database lives (default $TANDEM_DATA_DIR, else $XDG_DATA_HOME/tandem)")
 	fl.BoolVar(&f.noAuth, "no-auth", false, "turn authentication off (loopback only)")
-	fl.BoolVar(&f.mdns, "mdns", false, "advertise the server on the LAN over mDNS as tandem-<port> (makes the default hostname 0.0.0.0)")
-	fl.StringVar(&f.mdnsDom, "mdns-domain", discovery.DefaultDomain, "host name announced over mDNS")
-	fl.StringVar(&f.mcpApprovals, "mcp-approvals", string(mcpserver.Deny), "for MCP clients (/mcp-server) without elicitation: deny, allow-within-rules or wait")
-	fl.DurationVar(&f.mcpTimeout, "mcp-approval-timeout", mcpserver.DefaultTimeout, "how long an approval asked of an MCP client waits before it is rejected")
-	return cmd
+}
+
+// startOptions are the Start options these flags give, for paths and logger already resolved.
+func (f *serveFlags) startOptions(paths Paths, logger *slog.Logger) Options {
+	return Options{Hostname: f.hostname, Port: f.port, Directory: f.dir, CORS: f.cors, NoAuth: f.noAuth,
+		Paths: paths, Logger: logger, Env: os.Getenv}
 }
 
 func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags, web bool) error {
@@ -92,11 +105,9 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags, web b
 	stopReaper := guardChildren(logger)
 	defer stopReaper()
 
-	m, err := Start(ctx, Options{
-		Hostname: f.hostname, Port: f.port, Directory: f.dir, CORS: f.cors, NoAuth: f.noAuth,
-		Paths: paths, Web: web, Logger: logger, Env: os.Getenv, MDNS: f.mdns, MDNSDomain: f.mdnsDom,
-		MCPApprovals: strategy, MCPTimeout: f.mcpTimeout,
-	})
+	o := f.startOptions(paths, logger)
+	o.Web, o.MDNS, o.MDNSDomain, o.MCPApprovals, o.MCPTimeout = web, f.mdns, f.mdnsDom, strategy, f.mcpTimeout
+	m, err := Start(ctx, o)
 	if err != nil {
 		return err
 	}
