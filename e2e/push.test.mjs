@@ -102,11 +102,21 @@ describe('phone notifications (Web Push)', { skip: why || false }, () => {
       const { data } = await rest(server, 'GET', `/session/${sid}/message`);
       return JSON.stringify(data).includes('approved-in-chromium\\n');
     }, 'the command to run');
-    // The server's resolved push replaces the notification and says who answered.
-    const [done] = await until(async () => {
-      const list = await notifications(tag);
-      return list.length && /by web push action/.test(list[0].title) ? list : null;
-    }, 'the notification to say who answered');
+    // The server's resolved push replaces the notification and says who answered. A push the
+    // server retries (its attempt timed out, or the connection dropped) comes a backoff later.
+    let shown;
+    const [done] = await until(
+      async () => {
+        shown = await notifications(tag);
+        return shown.length && /by web push action/.test(shown[0].title) ? shown : null;
+      },
+      'the notification to say who answered',
+      30000,
+    ).catch(async (e) => {
+      const { data: log } = await rest(server, 'GET', `/notify/delivery?requestID=${req.id}`);
+      const pushed = delivered.map((d) => `${d.type}: ${d.title}`);
+      throw new Error(`${e.message}\nshown: ${JSON.stringify(shown)}\npushed: ${JSON.stringify(pushed)}\npush service errors: ${push.errors.join('; ')}\ndelivery log: ${JSON.stringify(log)}`);
+    });
     assert.deepEqual(done.actions, []);
     // The open UI learnt it too, and who it was.
     await page.locator('[data-testid="toast"]', { hasText: 'web push action' }).first().waitFor();
