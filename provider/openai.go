@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,10 +11,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // OpenAIBaseURL is the endpoint used when no baseURL is configured.
@@ -33,13 +30,17 @@ type OpenAIOptions struct {
 	LegacyMaxTokens bool
 }
 
-// OpenAI streams Chat Completions from any OpenAI-compatible server.
+// OpenAI streams Chat Completions from any OpenAI-compatible server. It speaks the wire format
+// itself: the body is encoded by hand (see body) and the stream is a plain SSE reader, which is all
+// a streamed call needs; the official SDK's 200-odd packages cost 6 MB of idle RSS and 29 MB of
+// binary for that.
 type OpenAI struct {
 	id     string
+	url    string // the chat/completions endpoint
+	header http.Header
 	idle   time.Duration
 	legacy bool
 	http   *http.Client
-	chat   openai.ChatCompletionService
 }
 
 // NewOpenAI builds the provider. It never reads the process environment: the configuration
@@ -49,22 +50,17 @@ func NewOpenAI(o OpenAIOptions) *OpenAI {
 	if base == "" {
 		base = OpenAIBaseURL
 	}
-	p := &OpenAI{id: o.ID, idle: idleLimit(o.IdleTimeout), legacy: o.LegacyMaxTokens, http: newHTTPClient()}
-	opts := []option.RequestOption{
-		option.WithHTTPClient(p.http),
-		option.WithBaseURL(base),
-		option.WithMaxRetries(0), // the prompt loop retries and tells the user it does
-	}
+	header := http.Header{}
 	if o.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(o.APIKey))
+		header.Set("Authorization", "Bearer "+o.APIKey)
 	}
 	for k, v := range o.Headers {
-		opts = append(opts, option.WithHeader(k, v))
+		header.Set(k, v)
 	}
-	// The service, not openai.NewClient: the client would read OPENAI_* from the process
-	// environment behind the configuration's back.
-	p.chat = openai.NewChatCompletionService(opts...)
-	return p
+	return &OpenAI{
+		id: o.ID, url: strings.TrimRight(base, "/") + "/chat/completions", header: header,
+		idle: idleLimit(o.IdleTimeout), legacy: o.LegacyMaxTokens, http: newHTTPClient(),
+	}
 }
 
 func idleLimit(d time.Duration) time.Duration {
@@ -88,45 +84,64 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(Event) error
 	}
 	w := watchIdle(ctx, p.idle)
 	defer w.stop()
-	stream := p.chat.NewStreaming(w.ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body))
-	defer stream.Close()
+	resp, err := postStream(w.ctx, p.http, p.url, body, p.header)
+	if err != nil {
+		return failure(ctx, w, p.id, err, failureOf)
+	}
+	defer resp.Body.Close()
 
 	var (
 		calls  toolAccumulator
 		finish string
 		usage  Usage
 	)
-	for stream.Next() {
+	events := newSSEReader(resp.Body)
+	for {
+		ev, err := events.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return failure(ctx, w, p.id, err, failureOf)
+		}
 		w.kick()
-		chunk := stream.Current()
-		if chunk.JSON.Usage.Valid() && (chunk.Usage.PromptTokens > 0 || chunk.Usage.CompletionTokens > 0) {
-			usage = openaiUsage(chunk.Usage)
+		if bytes.HasPrefix(ev.Data, []byte("[DONE]")) {
+			break
+		}
+		var chunk openaiChunk
+		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
+			return &Error{Kind: ErrServer, Provider: p.id, Message: fmt.Sprintf("the provider streamed a chunk that is not JSON: %v", err), Err: err}
+		}
+		if len(chunk.Error) > 0 && !bytes.Equal(chunk.Error, []byte("null")) {
+			f := apiFailure{status: http.StatusOK, body: string(ev.Data)}
+			f.errType, f.message = parseFailureBody(f.body)
+			return failure(ctx, w, p.id, &statusFailure{f}, failureOf)
+		}
+		if u := chunk.Usage; u != nil && (u.PromptTokens > 0 || u.CompletionTokens > 0) {
+			usage = u.usage()
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 {
 				continue // we never ask for n > 1
 			}
-			if r := reasoningOf(choice.Delta); r != "" {
+			if r := choice.Delta.reasoning(); r != "" {
 				if err := emit(Event{Kind: ReasoningDelta, Text: r}); err != nil {
 					return err
 				}
 			}
 			if choice.Delta.Content != "" {
-				if err := emit(Event{Kind: TextDelta, Text: choice.Delta.Content}); err != nil {
+				if err := emit(Event{Kind: TextDelta, Text: string(choice.Delta.Content)}); err != nil {
 					return err
 				}
 			}
 			for _, tc := range choice.Delta.ToolCalls {
-				calls.add(tc.Index, tc.ID, tc.Function.Name, tc.Function.Arguments)
+				calls.add(tc.Index, string(tc.ID), string(tc.Function.Name), tc.Function.arguments())
 			}
 			if choice.FinishReason != "" {
-				finish = choice.FinishReason
+				finish = string(choice.FinishReason)
 			}
 		}
 		w.kick() // time spent in emit is the caller's, not the provider's silence
-	}
-	if err := stream.Err(); err != nil {
-		return failure(ctx, w, p.id, err, openaiFailure)
 	}
 	if ctx.Err() != nil {
 		return ctxError(ctx)
@@ -145,8 +160,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(Event) error
 }
 
 // openaiRequest is the body of a streaming Chat Completions call but its messages, which body
-// appends as it encodes them. "stream" comes first: the SDK sets it again on the encoded body, and
-// finds it at once there.
+// appends as it encodes them.
 type openaiRequest struct {
 	Stream        bool   `json:"stream"`
 	Model         string `json:"model"`
@@ -167,10 +181,10 @@ type openaiWireTool struct {
 	} `json:"function"`
 }
 
-// body encodes the request and hands it to the SDK as it is. The history is sent whole with every
-// call, so its encoding is what a long session's turn grows with: the SDK's reflective encoding of
-// its param and union types cost more than everything else such a turn did, and encoding/json's
-// check of each pre-encoded message again more than writing the messages straight into the body.
+// body encodes the request. The history is sent whole with every call, so its encoding is what a
+// long session's turn grows with: the official SDK's reflective encoding of its param and union
+// types cost more than everything else such a turn did, and encoding/json's check of each
+// pre-encoded message again more than writing the messages straight into the body.
 func (p *OpenAI) body(req Request) ([]byte, error) {
 	r := openaiRequest{Stream: true, Model: req.Model}
 	r.StreamOptions.IncludeUsage = true
@@ -349,24 +363,80 @@ func schemaObject(t ToolSpec) (map[string]any, error) {
 	return schema, nil
 }
 
-// reasoningOf reads the reasoning text that DeepSeek, vLLM, llama.cpp (reasoning_content) and
-// Ollama or OpenRouter (reasoning) add to the delta; OpenAI's own API never streams it.
-func reasoningOf(d openai.ChatCompletionChunkChoiceDelta) string {
-	for _, key := range []string{"reasoning_content", "reasoning"} {
-		f, ok := d.JSON.ExtraFields[key]
-		if !ok {
-			continue
-		}
-		// The SDK marks fields outside its schema as not Valid, but keeps their raw JSON.
-		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-			return s
-		}
+// openaiChunk is one chunk of a streamed Chat Completions answer, with the fields tandem reads.
+// Servers differ in what they put there, so the fields whose type varies are read leniently.
+type openaiChunk struct {
+	Choices []struct {
+		Index        int64       `json:"index"`
+		Delta        openaiDelta `json:"delta"`
+		FinishReason looseString `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *openaiUsage    `json:"usage"`
+	Error json.RawMessage `json:"error"` // an error event inside the stream
+}
+
+type openaiDelta struct {
+	Content looseString `json:"content"`
+	// DeepSeek, vLLM and llama.cpp stream reasoning as reasoning_content, Ollama and OpenRouter as
+	// reasoning; OpenAI's own API never streams it.
+	ReasoningContent looseString `json:"reasoning_content"`
+	Reasoning        looseString `json:"reasoning"`
+	ToolCalls        []struct {
+		Index    int64          `json:"index"`
+		ID       looseString    `json:"id"`
+		Function openaiFunction `json:"function"`
+	} `json:"tool_calls"`
+}
+
+type openaiFunction struct {
+	Name      looseString     `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+func (d openaiDelta) reasoning() string {
+	if d.ReasoningContent != "" {
+		return string(d.ReasoningContent)
+	}
+	return string(d.Reasoning)
+}
+
+// arguments is a tool call's argument fragment: a string on the wire, but some servers send the
+// whole arguments as a JSON object.
+func (f openaiFunction) arguments() string {
+	var s string
+	if json.Unmarshal(f.Arguments, &s) == nil {
+		return s
+	}
+	if raw := bytes.TrimSpace(f.Arguments); len(raw) > 0 && raw[0] == '{' {
+		return string(raw)
 	}
 	return ""
 }
 
-func openaiUsage(u openai.CompletionUsage) Usage {
+// looseString reads a JSON string and takes anything else (null, an object where another server
+// sends text) as empty, so one server's extension cannot fail a whole chunk.
+type looseString string
+
+func (s *looseString) UnmarshalJSON(b []byte) error {
+	var v string
+	if json.Unmarshal(b, &v) == nil {
+		*s = looseString(v)
+	}
+	return nil
+}
+
+type openaiUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+func (u *openaiUsage) usage() Usage {
 	cached := u.PromptTokensDetails.CachedTokens
 	reasoning := u.CompletionTokensDetails.ReasoningTokens
 	return Usage{
@@ -392,42 +462,6 @@ func openaiReason(finish string, hadToolCalls bool) string {
 		return ReasonStop
 	}
 	return ReasonOther
-}
-
-// openaiFailure extracts the provider's answer from the SDK's errors.
-func openaiFailure(err error) (apiFailure, bool) {
-	var aerr *openai.Error
-	if errors.As(err, &aerr) {
-		f := apiFailure{status: aerr.StatusCode}
-		if aerr.Response != nil {
-			f.header = aerr.Response.Header
-			if aerr.Response.Body != nil {
-				b, _ := io.ReadAll(io.LimitReader(aerr.Response.Body, 64<<10))
-				f.body = string(b)
-			}
-		}
-		if f.body == "" {
-			f.body = aerr.RawJSON()
-		}
-		f.errType, f.message = parseFailureBody(f.body)
-		if f.message == "" {
-			f.message = aerr.Message
-		}
-		if f.errType == "" {
-			f.errType = aerr.Code
-		}
-		return f, true
-	}
-	var serr *ssestream.StreamError
-	if errors.As(err, &serr) {
-		f := apiFailure{status: http.StatusOK, body: string(serr.Event.Data)}
-		f.errType, f.message = parseFailureBody(f.body)
-		if f.message == "" {
-			f.message = serr.Message
-		}
-		return f, true
-	}
-	return apiFailure{}, false
 }
 
 // toolAccumulator joins streamed tool-call fragments. OpenAI sends an id and name once and then
