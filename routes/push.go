@@ -61,7 +61,7 @@ func (p *Push) Ops() []Op {
 			return true, p.Service.Unsubscribe(c.Ctx(), in.Endpoint)
 		}).doc("tandem extension: that browser gets no more notifications.", 404),
 		op(http.MethodPost, "/push/action", "push.action", "Answer from a notification", func(c *Call, in *PushAction) (PushActionResult, error) {
-			requestID, decision, err := p.Service.Redeem(in.Token)
+			requestID, decision, err := p.Service.Redeem(c.Ctx(), in.Token)
 			if err != nil {
 				return PushActionResult{}, err
 			}

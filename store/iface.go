@@ -56,12 +56,17 @@ type Shares interface {
 	DeleteShare(ctx context.Context, sessionID string) error
 }
 
-// Push stores the Web Push VAPID key and the browsers subscribed to it.
+// Push stores the Web Push VAPID key, the browsers subscribed to it, and the hashes of the
+// notification buttons' single-use tokens.
 type Push interface {
 	VAPIDKey(ctx context.Context, key []byte, created int64) ([]byte, error)
 	PutPushSubscription(ctx context.Context, p PushSubscription) error
 	DeletePushSubscription(ctx context.Context, endpoint string) error
 	PushSubscriptions(ctx context.Context) ([]PushSubscription, error)
+	PutPushToken(ctx context.Context, t PushToken) error
+	PushToken(ctx context.Context, hash []byte) (PushToken, error)
+	DeletePushTokens(ctx context.Context, requestID string) (int64, error)
+	PrunePushTokens(ctx context.Context, now int64) (int64, error)
 }
 
 // Notifications stores the delivery log of notifications (config "notify").

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
 
 // PushSubscription is a browser subscribed to Web Push.
 type PushSubscription struct {
@@ -62,4 +66,50 @@ func (s *Queries) PushSubscriptions(ctx context.Context) ([]PushSubscription, er
 		out = append(out, p)
 	}
 	return out, wrap("list push subscriptions", rows.Err())
+}
+
+// PushToken is a notification button's single-use token, stored by its SHA-256 alone.
+type PushToken struct {
+	Hash      []byte // SHA-256 of the token
+	RequestID string
+	Decision  string // the reply key the button answers with
+	Expires   int64  // epoch ms
+}
+
+// PutPushToken stores a token's hash with what it answers.
+func (s *Queries) PutPushToken(ctx context.Context, t PushToken) error {
+	_, err := s.exec(ctx, `INSERT INTO push_tokens (hash, request_id, decision, expires) VALUES (?, ?, ?, ?)`,
+		t.Hash, t.RequestID, t.Decision, t.Expires)
+	return wrap("put push token", err)
+}
+
+// PushToken returns the token with this hash, or ErrNotFound.
+func (s *Queries) PushToken(ctx context.Context, hash []byte) (PushToken, error) {
+	t := PushToken{Hash: hash}
+	err := s.queryRow(ctx, `SELECT request_id, decision, expires FROM push_tokens WHERE hash = ?`, hash).
+		Scan(&t.RequestID, &t.Decision, &t.Expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return PushToken{}, ErrNotFound
+	}
+	return t, wrap("get push token", err)
+}
+
+// DeletePushTokens voids every token of a request and returns how many there were.
+func (s *Queries) DeletePushTokens(ctx context.Context, requestID string) (int64, error) {
+	res, err := s.exec(ctx, `DELETE FROM push_tokens WHERE request_id = ?`, requestID)
+	if err != nil {
+		return 0, wrap("delete push tokens", err)
+	}
+	n, err := res.RowsAffected()
+	return n, wrap("delete push tokens", err)
+}
+
+// PrunePushTokens deletes the tokens that expired before now (epoch ms) and returns how many.
+func (s *Queries) PrunePushTokens(ctx context.Context, now int64) (int64, error) {
+	res, err := s.exec(ctx, `DELETE FROM push_tokens WHERE expires < ?`, now)
+	if err != nil {
+		return 0, wrap("prune push tokens", err)
+	}
+	n, err := res.RowsAffected()
+	return n, wrap("prune push tokens", err)
 }

@@ -56,4 +56,37 @@ func TestPushQueries(t *testing.T) {
 			t.Errorf("after delete: %+v, %v", got, err)
 		}
 	})
+
+	t.Run("a token is found by its hash, voided with its request's others, and pruned once expired", func(t *testing.T) {
+		tokens := []store.PushToken{
+			{Hash: []byte("hash-approve"), RequestID: "per_1", Decision: "once", Expires: 1000},
+			{Hash: []byte("hash-reject"), RequestID: "per_1", Decision: "reject", Expires: 1000},
+			{Hash: []byte("hash-other"), RequestID: "per_2", Decision: "once", Expires: 500},
+			{Hash: []byte("hash-later"), RequestID: "per_3", Decision: "once", Expires: 2000},
+		}
+		for _, tk := range tokens {
+			if err := db.PutPushToken(ctx, tk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := db.PushToken(ctx, []byte("hash-reject"))
+		if err != nil || got.RequestID != "per_1" || got.Decision != "reject" || got.Expires != 1000 {
+			t.Fatalf("PushToken = %+v, %v", got, err)
+		}
+		if n, err := db.DeletePushTokens(ctx, "per_1"); err != nil || n != 2 {
+			t.Fatalf("DeletePushTokens = %d, %v; want 2", n, err)
+		}
+		if _, err := db.PushToken(ctx, []byte("hash-approve")); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a voided token: %v, want ErrNotFound", err)
+		}
+		if n, err := db.PrunePushTokens(ctx, 1500); err != nil || n != 1 {
+			t.Fatalf("PrunePushTokens = %d, %v; want 1", n, err)
+		}
+		if _, err := db.PushToken(ctx, []byte("hash-other")); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("an expired token: %v, want ErrNotFound", err)
+		}
+		if _, err := db.PushToken(ctx, []byte("hash-later")); err != nil {
+			t.Errorf("a token not yet expired was pruned: %v", err)
+		}
+	})
 }

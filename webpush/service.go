@@ -25,7 +25,8 @@ const DefaultTokenTTL = 15 * time.Minute
 
 // Options configure a Service.
 type Options struct {
-	DB     store.Push
+	// DB keeps the VAPID key, the subscriptions and the hashes of the action tokens.
+	DB     store.Store
 	Logger *slog.Logger
 	// Client posts to push services; nil is a client with a 30-second timeout.
 	Client *http.Client
@@ -39,8 +40,10 @@ type Options struct {
 }
 
 // Service holds the VAPID identity, the subscriptions and the action tokens, and sends pushes.
+// The tokens are kept in the database by their SHA-256 only, so a notification's buttons work
+// across a restart as long as its request waits.
 type Service struct {
-	db      store.Push
+	db      store.Store
 	log     *slog.Logger
 	hc      *http.Client
 	vapid   *VAPID
@@ -52,14 +55,6 @@ type Service struct {
 
 	mu      sync.Mutex
 	subject string
-	tokens  map[[32]byte]grant // by the token's SHA-256: the tokens themselves are never kept
-}
-
-// grant is what an action token answers.
-type grant struct {
-	requestID string
-	decision  string
-	expires   time.Time
 }
 
 // Open loads the server's VAPID key, generating and storing it on the first start.
@@ -92,8 +87,11 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{db: o.DB, log: o.Logger, hc: o.Client, vapid: v, ttl: o.TokenTTL, now: o.Now, subject: o.Subject, changed: o.Changed, tokens: map[[32]byte]grant{}}
+	s := &Service{db: o.DB, log: o.Logger, hc: o.Client, vapid: v, ttl: o.TokenTTL, now: o.Now, subject: o.Subject, changed: o.Changed}
 	if err := s.count(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := s.db.PrunePushTokens(ctx, s.now().UnixMilli()); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -242,28 +240,33 @@ func (s *Service) Asked(ctx context.Context, n Notice) (sent, total int, err err
 	if link == "" {
 		link = DeepLink(n.RequestID)
 	}
-	return s.broadcast(ctx, n.RequestID, func() payload {
+	return s.broadcast(ctx, n.RequestID, func() (payload, error) {
 		p := payload{Type: "asked", Kind: n.Kind, RequestID: n.RequestID, SessionID: n.SessionID,
 			Title: clip(n.Title, 120), Body: clip(n.Body, 600), URL: link, Expires: expires.UnixMilli()}
-		for _, b := range n.Buttons {
-			p.Actions = append(p.Actions, Action{Action: b.Action, Title: b.Title, Decision: b.Decision, Token: s.issue(n.RequestID, b.Decision, expires)})
+		tokens, err := s.issue(ctx, n.RequestID, n.Buttons, expires)
+		if err != nil {
+			return payload{}, err
 		}
-		return p
+		for i, b := range n.Buttons {
+			p.Actions = append(p.Actions, Action{Action: b.Action, Title: b.Title, Decision: b.Decision, Token: tokens[i]})
+		}
+		return p, nil
 	})
 }
 
 // Resolved replaces a request's notification with how it ended (title, body) and voids its tokens.
 func (s *Service) Resolved(ctx context.Context, requestID, title, body, link string) (sent, total int, err error) {
-	s.revoke(requestID)
+	_, verr := s.db.DeletePushTokens(ctx, requestID)
 	if link == "" {
 		link = DeepLink(requestID)
 	}
-	return s.broadcast(ctx, requestID, func() payload {
-		return payload{Type: "resolved", RequestID: requestID, Title: clip(title, 120), Body: clip(body, 600), URL: link}
+	sent, total, err = s.broadcast(ctx, requestID, func() (payload, error) {
+		return payload{Type: "resolved", RequestID: requestID, Title: clip(title, 120), Body: clip(body, 600), URL: link}, nil
 	})
+	return sent, total, errors.Join(verr, err)
 }
 
-func (s *Service) broadcast(ctx context.Context, requestID string, build func() payload) (int, int, error) {
+func (s *Service) broadcast(ctx context.Context, requestID string, build func() (payload, error)) (int, int, error) {
 	subs, err := s.db.PushSubscriptions(ctx)
 	if err != nil {
 		return 0, 0, err
@@ -272,9 +275,13 @@ func (s *Service) broadcast(ctx context.Context, requestID string, build func() 
 	var failed []error
 	vapid := s.identity()
 	for _, sub := range subs {
-		body, err := encode(build())
+		p, err := build()
 		if err != nil {
-			return sent, len(subs), err
+			return sent, len(subs), errors.Join(append(failed, err)...)
+		}
+		body, err := encode(p)
+		if err != nil {
+			return sent, len(subs), errors.Join(append(failed, err)...)
 		}
 		err = Send(ctx, s.hc, vapid, Subscription{Endpoint: sub.Endpoint, Keys: Keys{P256dh: sub.P256dh, Auth: sub.Auth}},
 			Message{Payload: body, TTL: s.ttl, Urgency: "high", Topic: topic(requestID)})
@@ -335,46 +342,62 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// issue makes a single-use token that answers requestID with decision until expires.
-func (s *Service) issue(requestID, decision string, expires time.Time) string {
-	raw := make([]byte, 32)
-	_, _ = rand.Read(raw) // crypto/rand.Read never fails
-	token := b64.EncodeToString(raw)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	for h, g := range s.tokens {
-		if now.After(g.expires) {
-			delete(s.tokens, h)
+// issue makes a single-use token per button, each answering requestID with its button's decision
+// until expires, and stores their hashes (pruning the expired ones) in one transaction.
+func (s *Service) issue(ctx context.Context, requestID string, buttons []Button, expires time.Time) ([]string, error) {
+	tokens := make([]string, len(buttons))
+	err := s.db.Tx(ctx, func(q store.Tx) error {
+		if _, err := q.PrunePushTokens(ctx, s.now().UnixMilli()); err != nil {
+			return err
 		}
-	}
-	s.tokens[sha256.Sum256([]byte(token))] = grant{requestID: requestID, decision: decision, expires: expires}
-	return token
+		for i, b := range buttons {
+			raw := make([]byte, 32)
+			_, _ = rand.Read(raw) // crypto/rand.Read never fails
+			tokens[i] = b64.EncodeToString(raw)
+			err := q.PutPushToken(ctx, store.PushToken{Hash: hash(tokens[i]), RequestID: requestID, Decision: b.Decision, Expires: expires.UnixMilli()})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return tokens, err
 }
 
-// revoke voids every token of a request.
-func (s *Service) revoke(requestID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for h, g := range s.tokens {
-		if g.requestID == requestID {
-			delete(s.tokens, h)
-		}
-	}
+func hash(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
 }
 
 // Redeem spends an action token: it returns the request and decision the token was issued for,
 // once. Every other token of that request is voided with it (one tap answers; the other buttons,
-// and the same buttons on the person's other devices, stop working).
-func (s *Service) Redeem(token string) (requestID, decision string, err error) {
-	h := sha256.Sum256([]byte(token))
-	s.mu.Lock()
-	g, ok := s.tokens[h]
-	delete(s.tokens, h)
-	s.mu.Unlock()
-	if !ok || s.now().After(g.expires) {
+// and the same buttons on the person's other devices, stop working). Both happen in one
+// transaction, so two taps racing (or two servers on one database) cannot both win.
+func (s *Service) Redeem(ctx context.Context, token string) (requestID, decision string, err error) {
+	valid := false
+	err = s.db.Tx(ctx, func(q store.Tx) error {
+		t, err := q.PushToken(ctx, hash(token))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if now := s.now().UnixMilli(); now > t.Expires {
+			_, err := q.PrunePushTokens(ctx, now) // this one and any other that expired
+			return err
+		}
+		if _, err := q.DeletePushTokens(ctx, t.RequestID); err != nil {
+			return err
+		}
+		valid, requestID, decision = true, t.RequestID, t.Decision
+		return nil
+	})
+	switch {
+	case err != nil:
+		return "", "", err
+	case !valid:
 		return "", "", errs.Named(errs.Forbidden, "ActionTokenError", "this notification's action has expired or was already used: open the request in tandem to answer it")
 	}
-	s.revoke(g.requestID)
-	return g.requestID, g.decision, nil
+	return requestID, decision, nil
 }

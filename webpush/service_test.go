@@ -1,8 +1,12 @@
 package webpush_test
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -127,23 +131,23 @@ func TestService(t *testing.T) {
 	})
 
 	t.Run("a token answers its request with its decision, once", func(t *testing.T) {
-		req, decision, err := svc.Redeem(pushes[0].Actions[0].Token)
+		req, decision, err := svc.Redeem(t.Context(), pushes[0].Actions[0].Token)
 		if err != nil || req != "per_test1" || decision != "once" {
 			t.Fatalf("Redeem = %q %q %v", req, decision, err)
 		}
-		if _, _, err := svc.Redeem(pushes[0].Actions[0].Token); !errs.Is(err, errs.Forbidden) {
+		if _, _, err := svc.Redeem(t.Context(), pushes[0].Actions[0].Token); !errs.Is(err, errs.Forbidden) {
 			t.Errorf("second use: %v, want Forbidden", err)
 		}
 	})
 	t.Run("once a request is answered by one token its other tokens are void, on every device", func(t *testing.T) {
 		for _, tok := range []string{pushes[0].Actions[1].Token, pushes[1].Actions[0].Token, pushes[1].Actions[1].Token} {
-			if _, _, err := svc.Redeem(tok); !errs.Is(err, errs.Forbidden) {
+			if _, _, err := svc.Redeem(t.Context(), tok); !errs.Is(err, errs.Forbidden) {
 				t.Errorf("sibling token: %v, want Forbidden", err)
 			}
 		}
 	})
 	t.Run("a token that was never issued is refused", func(t *testing.T) {
-		if _, _, err := svc.Redeem("bm90LWEtdG9rZW4"); !errs.Is(err, errs.Forbidden) {
+		if _, _, err := svc.Redeem(t.Context(), "bm90LWEtdG9rZW4"); !errs.Is(err, errs.Forbidden) {
 			t.Errorf("%v", err)
 		}
 	})
@@ -156,7 +160,7 @@ func TestService(t *testing.T) {
 		r := decode(t, push.Next(t, 5*time.Second))
 		push.Next(t, 5*time.Second)
 		clk.add(webpush.DefaultTokenTTL + time.Second)
-		if _, _, err := svc.Redeem(r.Actions[0].Token); !errs.Is(err, errs.Forbidden) {
+		if _, _, err := svc.Redeem(t.Context(), r.Actions[0].Token); !errs.Is(err, errs.Forbidden) {
 			t.Errorf("expired token: %v, want Forbidden", err)
 		}
 	})
@@ -176,7 +180,7 @@ func TestService(t *testing.T) {
 		if r.Type != "resolved" || r.RequestID != "per_test3" || r.Title != "Answered: once" || len(r.Actions) != 0 {
 			t.Errorf("resolved payload %+v", r)
 		}
-		if _, _, err := svc.Redeem(asked.Actions[0].Token); !errs.Is(err, errs.Forbidden) {
+		if _, _, err := svc.Redeem(t.Context(), asked.Actions[0].Token); !errs.Is(err, errs.Forbidden) {
 			t.Errorf("token after resolution: %v", err)
 		}
 	})
@@ -208,6 +212,119 @@ func TestService(t *testing.T) {
 		bad.Endpoint = "ftp://push.example/x"
 		if err := svc.Subscribe(t.Context(), bad, ""); !errs.Is(err, errs.Invalid) {
 			t.Errorf("%v", err)
+		}
+	})
+}
+
+// TestTokensSurviveARestart: a notification's buttons keep working after the server restarts (the
+// request they answer is restored too): the token's hash is in the database, not in memory.
+func TestTokensSurviveARestart(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "tandem.db")
+	push := webpushtest.New(t)
+	notice := webpush.Notice{Kind: "permission", RequestID: "per_restart", Title: "bash: make deploy",
+		Buttons: []webpush.Button{{Action: "approve", Title: "Approve", Decision: "once"}, {Action: "reject", Title: "Reject", Decision: "reject"}}}
+
+	first, err := store.Open(t.Context(), dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := webpush.Open(t.Context(), webpush.Options{DB: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Subscribe(t.Context(), push.Subscribe(t, svc.PublicKey()), "phone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.Asked(t.Context(), notice); err != nil {
+		t.Fatal(err)
+	}
+	asked := decode(t, push.Next(t, 5*time.Second))
+	if len(asked.Actions) != 2 {
+		t.Fatalf("actions %+v", asked.Actions)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("the database holds the tokens' hashes, never the tokens", func(t *testing.T) {
+		raw, err := os.ReadFile(dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range asked.Actions {
+			if strings.Contains(string(raw), a.Token) {
+				t.Errorf("the database file contains the token %s", a.Token)
+			}
+			sum := sha256.Sum256([]byte(a.Token))
+			if !strings.Contains(string(raw), string(sum[:])) {
+				t.Errorf("the database file does not contain the hash of the token %s", a.Token)
+			}
+		}
+	})
+
+	db := openDB(t, dbPath)
+	clk := &clock{t: time.Now()}
+	restarted, err := webpush.Open(t.Context(), webpush.Options{DB: db, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("after the restart the Approve token answers its request, once", func(t *testing.T) {
+		req, decision, err := restarted.Redeem(t.Context(), asked.Actions[0].Token)
+		if err != nil || req != "per_restart" || decision != "once" {
+			t.Fatalf("Redeem = %q %q %v", req, decision, err)
+		}
+		if _, _, err := restarted.Redeem(t.Context(), asked.Actions[0].Token); !errs.Is(err, errs.Forbidden) {
+			t.Errorf("second use: %v, want Forbidden (403)", err)
+		}
+		if _, _, err := restarted.Redeem(t.Context(), asked.Actions[1].Token); !errs.Is(err, errs.Forbidden) {
+			t.Errorf("the Reject token after Approve was used: %v, want Forbidden (403)", err)
+		}
+	})
+
+	t.Run("two taps racing on one request: exactly one wins", func(t *testing.T) {
+		notice := notice
+		notice.RequestID = "per_race"
+		if _, _, err := restarted.Asked(t.Context(), notice); err != nil {
+			t.Fatal(err)
+		}
+		r := decode(t, push.Next(t, 5*time.Second))
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		for _, a := range r.Actions {
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, _, err := restarted.Redeem(t.Context(), a.Token)
+					switch {
+					case err == nil:
+						wins.Add(1)
+					case !errs.Is(err, errs.Forbidden):
+						t.Errorf("Redeem: %v", err)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		if wins.Load() != 1 {
+			t.Errorf("%d taps won, want 1", wins.Load())
+		}
+	})
+
+	t.Run("expired tokens are refused and pruned from the database", func(t *testing.T) {
+		notice := notice
+		notice.RequestID = "per_old"
+		if _, _, err := restarted.Asked(t.Context(), notice); err != nil {
+			t.Fatal(err)
+		}
+		old := decode(t, push.Next(t, 5*time.Second))
+		clk.add(webpush.DefaultTokenTTL + time.Second)
+		if _, _, err := restarted.Redeem(t.Context(), old.Actions[0].Token); !errs.Is(err, errs.Forbidden) {
+			t.Errorf("expired token: %v, want Forbidden", err)
+		}
+		sum := sha256.Sum256([]byte(old.Actions[1].Token))
+		if _, err := db.PushToken(t.Context(), sum[:]); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the expired Reject token's row: %v, want it pruned", err)
 		}
 	})
 }
