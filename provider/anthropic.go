@@ -109,12 +109,10 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, emit func(Event) er
 		w.kick()
 		var ev anthropicEvent
 		if err := json.Unmarshal(sse.Data, &ev); err != nil {
-			return &Error{Kind: ErrServer, Provider: p.id, Message: fmt.Sprintf("the provider streamed an event that is not JSON: %v", err), Err: err}
+			return unreadable(p.id, err)
 		}
 		if sse.Type == "error" || ev.Type == "error" {
-			f := apiFailure{status: http.StatusOK, body: string(sse.Data)}
-			f.errType, f.message = parseFailureBody(f.body)
-			return failure(ctx, w, p.id, &statusFailure{f}, failureOf)
+			return failure(ctx, w, p.id, streamFailure(sse.Data), failureOf)
 		}
 		switch ev.Type {
 		case "message_start":

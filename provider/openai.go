@@ -110,12 +110,10 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(Event) error
 		}
 		var chunk openaiChunk
 		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
-			return &Error{Kind: ErrServer, Provider: p.id, Message: fmt.Sprintf("the provider streamed a chunk that is not JSON: %v", err), Err: err}
+			return unreadable(p.id, err)
 		}
 		if len(chunk.Error) > 0 && !bytes.Equal(chunk.Error, []byte("null")) {
-			f := apiFailure{status: http.StatusOK, body: string(ev.Data)}
-			f.errType, f.message = parseFailureBody(f.body)
-			return failure(ctx, w, p.id, &statusFailure{f}, failureOf)
+			return failure(ctx, w, p.id, streamFailure(ev.Data), failureOf)
 		}
 		if u := chunk.Usage; u != nil && (u.PromptTokens > 0 || u.CompletionTokens > 0) {
 			usage = u.usage()

@@ -116,13 +116,28 @@ func failureOf(err error) (apiFailure, bool) {
 	return apiFailure{}, false
 }
 
+func newStatusFailure(status int, header http.Header, body []byte) *statusFailure {
+	f := apiFailure{status: status, header: header, body: string(body)}
+	f.errType, f.message = parseFailureBody(f.body)
+	return &statusFailure{f}
+}
+
 // refused builds the failure of a response other than 2xx from its status, headers and the start
 // of its body.
 func refused(resp *http.Response) *statusFailure {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	f := apiFailure{status: resp.StatusCode, header: resp.Header, body: string(b)}
-	f.errType, f.message = parseFailureBody(f.body)
-	return &statusFailure{f}
+	return newStatusFailure(resp.StatusCode, resp.Header, b)
+}
+
+// streamFailure is an error event inside a stream that had started fine.
+func streamFailure(data []byte) *statusFailure {
+	return newStatusFailure(http.StatusOK, nil, data)
+}
+
+// unreadable is the failure of an event whose data is not the JSON the API defines: the server's
+// fault, and another attempt may go better.
+func unreadable(providerID string, err error) *Error {
+	return &Error{Kind: ErrServer, Provider: providerID, Message: fmt.Sprintf("the provider streamed an event that is not JSON: %v", err), Err: err}
 }
 
 // postStream POSTs a JSON body that asks for a streamed answer and returns the response when it is
