@@ -263,6 +263,7 @@ func (d *Dispatcher) handle(ev *bus.Event) {
 func (d *Dispatcher) asked(s step) {
 	n := s.n
 	n.ID = d.ids.New(id.Notice)
+	before := d.toldBefore(n.RequestID)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -278,12 +279,22 @@ func (d *Dispatcher) asked(s step) {
 		}
 		tt := &told{target: t}
 		r.targets = append(r.targets, tt)
-		if t.Filter.Delay <= 0 {
+		if before[t.Name] {
+			// A request restored after a restart: this target heard of it from the previous run.
+			// It is not told again, but it will hear how the request ends.
+			tt.state, tt.ended = started, make(chan struct{})
+			close(tt.ended) // that delivery ended before this process started
+			d.log.Info("notify: not announcing a restored request again", "target", t.Name, "request", n.RequestID)
+			continue
+		}
+		// The delay counts from when the request was asked (a restored one was asked before the restart).
+		delay := t.Filter.Delay - time.Since(time.UnixMilli(n.Time))
+		if t.Filter.Delay <= 0 || delay <= 0 {
 			d.startLocked(tt, n)
 			continue
 		}
 		d.wg.Add(1)
-		tt.timer = time.AfterFunc(t.Filter.Delay, func() {
+		tt.timer = time.AfterFunc(delay, func() {
 			defer d.wg.Done()
 			d.mu.Lock()
 			defer d.mu.Unlock()
@@ -295,6 +306,24 @@ func (d *Dispatcher) asked(s step) {
 	if len(r.targets) > 0 {
 		d.open[n.RequestID] = r
 	}
+}
+
+// toldBefore is the set of targets the delivery log says were already told that requestID waits.
+func (d *Dispatcher) toldBefore(requestID string) map[string]bool {
+	if d.o.DB == nil {
+		return nil
+	}
+	names, err := d.o.DB.DeliveredTargets(d.ctx, requestID, string(Asked))
+	if err != nil {
+		// Better twice than never: every target is told.
+		d.log.Error("notify: read the delivery log; a restored request may be announced twice", "request", requestID, "err", err)
+		return nil
+	}
+	out := make(map[string]bool, len(names))
+	for _, n := range names {
+		out[n] = true
+	}
+	return out
 }
 
 // startLocked sends the asked notification to one target.

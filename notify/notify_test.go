@@ -77,14 +77,22 @@ func (r *receiver) none(t *testing.T) {
 
 // env is a dispatcher on a real bus and a real SQLite file.
 type env struct {
-	bus *bus.Bus
-	db  *store.DB
-	d   *notify.Dispatcher
+	bus     *bus.Bus
+	db      *store.DB
+	d       *notify.Dispatcher
+	stopped bool
 }
 
 func start(t *testing.T, targets func(d *notify.Dispatcher) []notify.Target) *env {
 	t.Helper()
-	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "tandem.db"))
+	return startAt(t, filepath.Join(t.TempDir(), "tandem.db"), targets)
+}
+
+// startAt starts a dispatcher over the database file at path; it stops when the test ends, or
+// earlier with stop (a server shutting down).
+func startAt(t *testing.T, path string, targets func(d *notify.Dispatcher) []notify.Target) *env {
+	t.Helper()
+	db, err := store.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,16 +102,25 @@ func start(t *testing.T, targets func(d *notify.Dispatcher) []notify.Target) *en
 		t.Fatal(err)
 	}
 	d.SetTargets(targets(d))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience)
-		defer cancel()
-		d.Close(ctx)
-		b.Close()
-		if err := db.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return &env{bus: b, db: db, d: d}
+	e := &env{bus: b, db: db, d: d}
+	t.Cleanup(func() { e.stop(t) })
+	return e
+}
+
+// stop closes the dispatcher, the bus and the database (once).
+func (e *env) stop(t *testing.T) {
+	t.Helper()
+	if e.stopped {
+		return
+	}
+	e.stopped = true
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience)
+	defer cancel()
+	e.d.Close(ctx)
+	e.bus.Close()
+	if err := e.db.Close(); err != nil {
+		t.Error(err)
+	}
 }
 
 // askPermission publishes what the permission service publishes when a bash command waits.
@@ -302,6 +319,25 @@ func TestDelay(t *testing.T) {
 	})
 }
 
+func TestDelayCountsFromTheAsking(t *testing.T) {
+	t.Run("a request asked longer ago than the delay (restored after a restart) is announced at once", func(t *testing.T) {
+		rcv := newReceiver(t)
+		e := start(t, func(d *notify.Dispatcher) []notify.Target {
+			w := webhook(rcv.URL, d)
+			w.Filter.Delay = time.Hour
+			return []notify.Target{w}
+		})
+		props := map[string]any{"id": "per_old", "sessionID": "ses_1", "permission": "bash", "patterns": []string{"make"},
+			"metadata": map[string]any{"command": "make"}, "time": map[string]any{"created": time.Now().Add(-2 * time.Hour).UnixMilli()}}
+		if err := e.bus.Publish("/p", "permission.asked", props); err != nil {
+			t.Fatal(err)
+		}
+		if n := verified(t, rcv.next(t)); n.Event != notify.Asked || n.RequestID != "per_old" {
+			t.Fatalf("got %+v", n)
+		}
+	})
+}
+
 func TestFilter(t *testing.T) {
 	t.Run("a target hears only of the kinds and sessions it names", func(t *testing.T) {
 		perms, other := newReceiver(t), newReceiver(t)
@@ -358,6 +394,69 @@ func TestNtfy(t *testing.T) {
 		e.askPermission(t, "per_9", "ses_9", "make")
 		if got := rcv.next(t); !strings.HasPrefix(string(got.body), "make\n") {
 			t.Fatalf("after the answer the topic got %q, want the next request", got.body)
+		}
+	})
+}
+
+// TestRestoredRequest: after a restart the pending requests are announced again on the bus; the
+// targets the previous run told are not told twice, but still hear how the request ends.
+func TestRestoredRequest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tandem.db")
+	told, refused, added := newReceiver(t), newReceiver(t, 400), newReceiver(t)
+	hook := func(name, url string) func(d *notify.Dispatcher) notify.Target {
+		return func(d *notify.Dispatcher) notify.Target {
+			w := webhook(url, d)
+			w.Name = name
+			return w
+		}
+	}
+	told1, refused1, added1 := hook("told", told.URL), hook("refused", refused.URL), hook("added", added.URL)
+
+	before := startAt(t, path, func(d *notify.Dispatcher) []notify.Target { return []notify.Target{told1(d), refused1(d)} })
+	before.askPermission(t, "per_r1", "ses_1", "make release")
+	if n := verified(t, told.next(t)); n.Event != notify.Asked || n.RequestID != "per_r1" {
+		t.Fatalf("before the restart the target got %+v", n)
+	}
+	refused.next(t) // refused with 400: not delivered
+	before.log(t, "per_r1", 2)
+	before.stop(t)
+
+	after := startAt(t, path, func(d *notify.Dispatcher) []notify.Target { return []notify.Target{told1(d), refused1(d), added1(d)} })
+	after.askPermission(t, "per_r1", "ses_1", "make release") // the restored request, announced again
+
+	t.Run("a target the previous run did not reach, or did not have, is told that the request waits", func(t *testing.T) {
+		for _, r := range []*receiver{refused, added} {
+			if n := verified(t, r.next(t)); n.Event != notify.Asked || n.RequestID != "per_r1" {
+				t.Fatalf("after the restart got %+v, want the asked notification", n)
+			}
+		}
+	})
+	after.replyPermission(t, "per_r1", "ses_1", "once")
+	t.Run("the target that was told before the restart is not told again, but hears the answer", func(t *testing.T) {
+		// Were the asked notification sent again, it would come first: a resolved one waits for it.
+		n := verified(t, told.next(t))
+		if n.Event != notify.Resolved || n.RequestID != "per_r1" || n.Resolution.Answer != "once" || !strings.Contains(string(n.Request), "make release") {
+			t.Fatalf("after the restart the told target got %+v, want only the resolved notification", n)
+		}
+		told.none(t)
+	})
+	t.Run("the others hear the answer after the request", func(t *testing.T) {
+		for _, r := range []*receiver{refused, added} {
+			if n := verified(t, r.next(t)); n.Event != notify.Resolved {
+				t.Fatalf("got %+v, want the resolved notification", n)
+			}
+		}
+	})
+	t.Run("the delivery log shows one asked notification delivered per target", func(t *testing.T) {
+		log := after.log(t, "per_r1", 7)
+		delivered := map[string]int{}
+		for _, l := range log {
+			if l.Event == "asked" && l.Status == "delivered" {
+				delivered[l.Target]++
+			}
+		}
+		if delivered["told"] != 1 || delivered["refused"] != 1 || delivered["added"] != 1 {
+			t.Errorf("asked deliveries per target %v, want one each; log %+v", delivered, log)
 		}
 	})
 }

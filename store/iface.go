@@ -73,6 +73,7 @@ type Push interface {
 type Notifications interface {
 	LogDelivery(ctx context.Context, d Delivery, keep int) error
 	Deliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
+	DeliveredTargets(ctx context.Context, requestID, event string) ([]string, error)
 }
 
 // MCPServers stores the MCP servers added over the API, per project directory.

@@ -81,3 +81,22 @@ func (s *Queries) Deliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, 
 	}
 	return out, wrap("list deliveries", rows.Err())
 }
+
+// DeliveredTargets lists the targets that a request's notification of event (asked, resolved) was
+// delivered to, as the log records it: a request announced again after a restart is not told twice.
+func (s *Queries) DeliveredTargets(ctx context.Context, requestID, event string) ([]string, error) {
+	rows, err := s.query(ctx, `SELECT DISTINCT target FROM notify_deliveries WHERE request_id = ? AND event = ? AND status = 'delivered'`, requestID, event)
+	if err != nil {
+		return nil, wrap("delivered targets", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, wrap("delivered targets", err)
+		}
+		out = append(out, t)
+	}
+	return out, wrap("delivered targets", rows.Err())
+}
