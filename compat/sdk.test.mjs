@@ -23,6 +23,7 @@ const extensions = [
   /^(global )?permission\.asked\.(payload\.)?properties\.decisions$/, // …in the list and in the event
   /^(global )?permission\.replied\.(payload\.)?properties\.decision$/, // the decision key that was chosen (session, deny-always, …)
   /^(global )?(permission|question)\.(replied|rejected)\.(payload\.)?properties\.client$/, // who answered, so other clients can say so
+  /^(global )?question\.rejected\.(payload\.)?properties\.cause$/, // reject (dismissed), timeout or cancel: OpenCode's event does not say why
   /^(global )?message\.part\.delta\.(payload\.)?properties\.offset$/, // where a delta starts in its part's text, so a client that loaded the part mid-stream applies exactly what it lacks
 ];
 

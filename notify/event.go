@@ -103,7 +103,11 @@ func parse(ev *bus.Event) (step, bool, error) {
 	case "question.replied":
 		n.RequestID, r.Cause, r.Answer = p.RequestID, "reply", "answered"
 	case "question.rejected":
-		n.RequestID, r.Cause = p.RequestID, "reject"
+		// tandem's event says why (reject: dismissed, timeout, cancel); OpenCode's does not.
+		n.RequestID = p.RequestID
+		if r.Cause == "" {
+			r.Cause = "reject"
+		}
 	case "mcp.elicitation.replied":
 		n.RequestID, r.Answer = p.ID, p.Action
 	}

@@ -61,8 +61,9 @@ type Notification struct {
 
 // Resolution is how a request ended.
 type Resolution struct {
-	// Cause is reply (someone answered), timeout, cancel, or for questions reject (dismissed,
-	// timed out or cancelled: OpenCode's question.rejected does not say which).
+	// Cause is reply (someone answered), timeout (nobody answered in time), cancel (the turn was
+	// aborted, the session deleted, or the server restarted), or for a question reject (a person
+	// dismissed it), as tandem's question.rejected event says.
 	Cause string `json:"cause"`
 	// Answer is the permission's decision key (once, session, always, reject, ...), "answered" for
 	// a question, or the elicitation's action (accept, decline, cancel).

@@ -16,8 +16,12 @@ import (
 
 	"tandem/bus"
 	"tandem/notify"
+	"tandem/pending"
+	"tandem/question"
 	"tandem/store"
 	"tandem/testenv"
+	"tandem/webpush"
+	"tandem/webpush/webpushtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -457,6 +461,85 @@ func TestRestoredRequest(t *testing.T) {
 		}
 		if delivered["told"] != 1 || delivered["refused"] != 1 || delivered["added"] != 1 {
 			t.Errorf("asked deliveries per target %v, want one each; log %+v", delivered, log)
+		}
+	})
+}
+
+// TestHowAQuestionEnded: a question that ends without answers is reported as dismissed, timed out
+// or cancelled, as tandem's question.rejected event says, to a webhook and to Web Push.
+func TestHowAQuestionEnded(t *testing.T) {
+	colour := question.Info{Question: "Which colour?", Header: "Colour", Options: []question.Option{{Label: "Red"}, {Label: "Blue"}}}
+	tests := []struct {
+		name    string
+		timeout time.Duration
+		end     func(t *testing.T, svc *question.Service, requestID string, cancel context.CancelFunc)
+		cause   string
+		title   string
+	}{
+		{"a question a person dismissed is reported as dismissed", 0, func(t *testing.T, svc *question.Service, requestID string, _ context.CancelFunc) {
+			if err := svc.Reject(requestID, pending.Who{Client: "phone"}); err != nil {
+				t.Fatal(err)
+			}
+		}, "reject", "tandem: dismissed"},
+		{"a question nobody answered in time is reported as timed out", 100 * time.Millisecond, func(*testing.T, *question.Service, string, context.CancelFunc) {},
+			"timeout", "tandem: timed out"},
+		{"a question whose turn was cancelled is reported as cancelled", 0, func(_ *testing.T, _ *question.Service, _ string, cancel context.CancelFunc) { cancel() },
+			"cancel", "tandem: cancelled"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rcv := newReceiver(t)
+			e := start(t, func(d *notify.Dispatcher) []notify.Target { return nil })
+			push := webpushtest.New(t)
+			wp, err := webpush.Open(t.Context(), webpush.Options{DB: e.db})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := wp.Subscribe(t.Context(), push.Subscribe(t, wp.PublicKey()), "phone"); err != nil {
+				t.Fatal(err)
+			}
+			e.d.SetTargets([]notify.Target{webhook(rcv.URL, e.d), {Name: "webpush", Sink: &webpush.Sink{Service: wp}, Resolved: true}})
+			svc := question.New(question.Options{Bus: e.bus, Timeout: tc.timeout})
+
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := svc.Ask(ctx, question.Request{SessionID: "ses_1", Directory: "/p", Questions: []question.Info{colour}})
+				done <- err
+			}()
+			asked := verified(t, rcv.next(t))
+			push.Next(t, testenv.Patience)
+			tc.end(t, svc, asked.RequestID, cancel)
+			if err, _ := testenv.Recv(t, done, "the end of Ask"); err == nil {
+				t.Fatal("Ask returned answers")
+			}
+
+			n := verified(t, rcv.next(t))
+			if n.Event != notify.Resolved || n.RequestID != asked.RequestID || n.Resolution.Cause != tc.cause || n.Title != tc.title {
+				t.Errorf("webhook: %s, cause %q, title %q; want cause %q, title %q", n.Event, n.Resolution.Cause, n.Title, tc.cause, tc.title)
+			}
+			var p struct{ Type, RequestID, Title string }
+			if err := json.Unmarshal(push.Next(t, testenv.Patience).Plaintext, &p); err != nil {
+				t.Fatal(err)
+			}
+			if p.Type != "resolved" || p.RequestID != asked.RequestID || !strings.HasPrefix(p.Title, tc.title) {
+				t.Errorf("web push: %+v, want the title %q", p, tc.title)
+			}
+		})
+	}
+	t.Run("OpenCode's question.rejected, which has no cause, is reported as dismissed", func(t *testing.T) {
+		rcv := newReceiver(t)
+		e := start(t, func(d *notify.Dispatcher) []notify.Target { return []notify.Target{webhook(rcv.URL, d)} })
+		if err := e.bus.Publish("/p", "question.asked", map[string]any{"id": "que_oc", "sessionID": "ses_1", "questions": []any{}}); err != nil {
+			t.Fatal(err)
+		}
+		rcv.next(t)
+		if err := e.bus.Publish("/p", "question.rejected", map[string]any{"sessionID": "ses_1", "requestID": "que_oc"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := verified(t, rcv.next(t)); n.Resolution.Cause != "reject" || n.Title != "tandem: dismissed" {
+			t.Errorf("cause %q title %q", n.Resolution.Cause, n.Title)
 		}
 	})
 }

@@ -39,8 +39,8 @@ func TestAQuestionWaitingAtACrashIsEndedVisiblyAtTheNextStart(t *testing.T) {
 	}
 
 	typ, props := next.next(t)
-	if typ != "question.rejected" || props["requestID"] != req.ID || props["sessionID"] != "ses_1" {
-		t.Fatalf("at start: %s %v, want question.rejected for %s", typ, props, req.ID)
+	if typ != "question.rejected" || props["requestID"] != req.ID || props["sessionID"] != "ses_1" || props["cause"] != "cancel" {
+		t.Fatalf("at start: %s %v, want question.rejected for %s with cause cancel", typ, props, req.ID)
 	}
 	if rows, err := db.ListPending(t.Context(), "question"); err != nil || len(rows) != 0 {
 		t.Fatalf("still stored after the start: %+v %v", rows, err)

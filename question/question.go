@@ -201,7 +201,7 @@ func (s *Service) EndInterrupted(ctx context.Context) error {
 		if kept[q.ID] {
 			continue
 		}
-		s.publish(q.Directory, "question.rejected", rejectedEvent{SessionID: q.SessionID, RequestID: q.ID})
+		s.publish(q.Directory, "question.rejected", rejectedEvent{SessionID: q.SessionID, RequestID: q.ID, Cause: string(pending.Cancelled)})
 		s.journal.Delete(ctx, q.ID)
 		n++
 	}
@@ -230,7 +230,13 @@ type rejectedEvent struct {
 	SessionID string `json:"sessionID"`
 	RequestID string `json:"requestID"`
 	Client    string `json:"client,omitempty"` // who dismissed it; empty for timeouts and cancellations
+	// Cause is why the question ended without answers (tandem extension; OpenCode's event does not
+	// say): CauseDismissed, or pending's "timeout" and "cancel".
+	Cause string `json:"cause"`
 }
+
+// CauseDismissed is the cause of a question.rejected event when a person dismissed the question.
+const CauseDismissed = "reject"
 
 // resolved announces the end of a question. Timeouts and cancellations are announced as rejections,
 // so every client drops the question from its list exactly as it would for a dismissal.
@@ -240,7 +246,11 @@ func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[outcom
 		s.publish(req.Directory, "question.replied", repliedEvent{SessionID: req.SessionID, RequestID: req.ID, Answers: r.Reply.Answers, Client: r.By.Client})
 		return
 	}
-	s.publish(req.Directory, "question.rejected", rejectedEvent{SessionID: req.SessionID, RequestID: req.ID, Client: r.By.Client})
+	cause := string(r.Cause) // timeout or cancel
+	if r.Cause == pending.Replied {
+		cause = CauseDismissed
+	}
+	s.publish(req.Directory, "question.rejected", rejectedEvent{SessionID: req.SessionID, RequestID: req.ID, Client: r.By.Client, Cause: cause})
 }
 
 // Ask publishes a question set and blocks until it is answered, rejected (ErrDismissed), timed out

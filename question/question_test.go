@@ -142,8 +142,8 @@ func TestARejectionDismissesTheQuestion(t *testing.T) {
 	if !errors.Is(got.err, ErrDismissed) || got.err.Error() != "The user dismissed this question" {
 		t.Fatalf("Ask error = %v, want ErrDismissed", got.err)
 	}
-	if typ, props := h.next(t); typ != "question.rejected" || props["requestID"] != req.ID || props["sessionID"] != "ses_1" {
-		t.Fatalf("event %s %v", typ, props)
+	if typ, props := h.next(t); typ != "question.rejected" || props["requestID"] != req.ID || props["sessionID"] != "ses_1" || props["cause"] != "reject" {
+		t.Fatalf("event %s %v, want question.rejected with cause reject", typ, props)
 	}
 }
 
@@ -278,8 +278,8 @@ func TestAnUnansweredQuestionTimesOut(t *testing.T) {
 	if !errors.Is(got.err, ErrTimedOut) || errors.Is(got.err, ErrDismissed) {
 		t.Fatalf("Ask error = %v, want ErrTimedOut", got.err)
 	}
-	if typ, props := h.next(t); typ != "question.rejected" || props["requestID"] != req.ID {
-		t.Fatalf("event %s %v, want question.rejected", typ, props)
+	if typ, props := h.next(t); typ != "question.rejected" || props["requestID"] != req.ID || props["cause"] != "timeout" {
+		t.Fatalf("event %s %v, want question.rejected with cause timeout", typ, props)
 	}
 	if err := h.svc.Reply(req.ID, []Answer{{"Red"}}, pending.Who{}); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("reply after timeout = %v, want Conflict", err)
@@ -295,8 +295,8 @@ func TestAbortingTheTurnCancelsTheQuestion(t *testing.T) {
 		if got := wait(t, done); !errors.Is(got.err, context.Canceled) {
 			t.Fatalf("Ask error = %v, want context.Canceled", got.err)
 		}
-		if typ, _ := h.next(t); typ != "question.rejected" {
-			t.Fatalf("event %s, want question.rejected", typ)
+		if typ, props := h.next(t); typ != "question.rejected" || props["cause"] != "cancel" {
+			t.Fatalf("event %s %v, want question.rejected with cause cancel", typ, props)
 		}
 	})
 }
