@@ -1,23 +1,20 @@
 package routes_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"tandem/bench/loadgen"
 	"tandem/id"
 	"tandem/session"
 	"tandem/store"
@@ -153,9 +150,9 @@ func BenchmarkListThroughput(b *testing.B) {
 	defer bare.Close()
 	creds := base64.StdEncoding.EncodeToString([]byte(apiUser + ":" + apiPassword))
 	tandemHost := strings.TrimPrefix(s.base, "http://")
-	tandemReq := "GET /session?limit=10 HTTP/1.1\r\nHost: " + tandemHost + "\r\nAuthorization: Basic " + creds + "\r\n\r\n"
+	tandemReq := loadgen.Get(tandemHost, "/session?limit=10", "Basic "+creds)
 	limitHost := strings.TrimPrefix(bare.URL, "http://")
-	limitReq := "GET /session?limit=10 HTTP/1.1\r\nHost: " + limitHost + "\r\n\r\n"
+	limitReq := loadgen.Get(limitHost, "/session?limit=10", "")
 
 	var tandem, limit loadResult
 	rounds := 0
@@ -213,94 +210,9 @@ func cpuTime(b *testing.B) time.Duration {
 // and the CPU time it cost. Every response must be a 200.
 func load(b *testing.B, host, request string, conns, n int) loadResult {
 	b.Helper()
-	var wg sync.WaitGroup
-	errc := make(chan error, conns)
 	start, cpuStart := time.Now(), cpuTime(b)
-	for range conns {
-		wg.Go(func() {
-			c, err := net.Dial("tcp", host)
-			if err != nil {
-				errc <- err
-				return
-			}
-			defer c.Close()
-			if err := c.SetDeadline(time.Now().Add(2 * time.Minute)); err != nil {
-				errc <- err
-				return
-			}
-			r := bufio.NewReaderSize(c, 64<<10)
-			for range n {
-				if _, err := io.WriteString(c, request); err != nil {
-					errc <- err
-					return
-				}
-				if err := readResponse(r); err != nil {
-					errc <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	res := loadResult{requests: conns * n, wall: time.Since(start), cpu: cpuTime(b) - cpuStart}
-	close(errc)
-	for err := range errc {
+	if _, err := loadgen.Run(b.Context(), host, request, conns, n, start.Add(2*time.Minute)); err != nil {
 		b.Fatal(err)
 	}
-	return res
-}
-
-// readResponse reads one HTTP/1.1 response (Content-Length or chunked) and checks it is a 200.
-func readResponse(r *bufio.Reader) error {
-	line, err := r.ReadSlice('\n')
-	if err != nil {
-		return err
-	}
-	if !bytes.HasPrefix(line, []byte("HTTP/1.1 200")) {
-		return fmt.Errorf("status %q", bytes.TrimSpace(line))
-	}
-	length, chunked := -1, false
-	for {
-		line, err := r.ReadSlice('\n')
-		if err != nil {
-			return err
-		}
-		h := bytes.TrimSpace(line)
-		if len(h) == 0 {
-			break
-		}
-		name, value, _ := bytes.Cut(h, []byte(":"))
-		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			length, err = strconv.Atoi(string(bytes.TrimSpace(value)))
-			if err != nil {
-				return err
-			}
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			chunked = bytes.Contains(value, []byte("chunked"))
-		}
-	}
-	if !chunked {
-		if length < 0 {
-			return fmt.Errorf("a response without a length")
-		}
-		_, err := r.Discard(length)
-		return err
-	}
-	for {
-		line, err := r.ReadSlice('\n')
-		if err != nil {
-			return err
-		}
-		size, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
-		if err != nil {
-			return err
-		}
-		if _, err := r.Discard(int(size) + 2); err != nil {
-			return err
-		}
-		if size == 0 {
-			return nil
-		}
-	}
+	return loadResult{requests: conns * n, wall: time.Since(start), cpu: cpuTime(b) - cpuStart}
 }
