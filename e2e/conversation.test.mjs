@@ -159,12 +159,52 @@ describe('the conversation', { skip: why || false }, () => {
     await idle(server, sid);
     await until(async () => (await rest(server, 'GET', `/session/${sid}`)).data.title === 'Plan the release', 'the title');
     await page.fill('input[type="search"]', 'ZEBRA-cross');
-    const item = page.locator(`[data-testid="session-list"] li:has(a[href="#/session/${sid}"])`);
+    const item = page.locator(`[data-testid="session-list"] li:has(a[href^="#/session/${sid}"])`);
     const hit = item.locator('[data-testid="search-hit"]');
     await hit.waitFor();
     assert.equal(await hit.locator('mark').innerText(), 'zebra-cross');
     assert.equal(await page.locator('[data-testid="session-list"] li:has(a[href^="#/session/"])').count(), 1, 'sessions that never said it are listed');
     await shot(page, 'search');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('a question withdrawn with its turn says so, not that another client dismissed it', async () => {
+    const page = await loggedInPage(browser, server);
+    await prompt(page, 'ask: Ship it today? | Yes | No');
+    const sid = sessionOf(page);
+    await page.locator('[data-testid="pending-dialog"][data-kind="question"]').waitFor();
+    assert.equal((await rest(server, 'POST', `/session/${sid}/abort`, {})).status, 200);
+    await page.locator('[data-testid="toast"]', { hasText: 'A question was withdrawn: its turn ended.' }).waitFor();
+    await page.locator('[data-testid="pending-dialog"][data-kind="question"]').waitFor({ state: 'detached' });
+    assert.equal(await page.locator('[data-testid="toast"]', { hasText: 'dismissed' }).count(), 0);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('a search hit opens its session scrolled to the message that matched, marked', async () => {
+    const { data: s } = await rest(server, 'POST', '/session', {});
+    const say = async (text) => assert.equal((await rest(server, 'POST', `/session/${s.id}/message`, { parts: [{ type: 'text', text }] })).status, 200);
+    await say('the okapi-ledger is where we keep the spare keys');
+    // Enough conversation after it that the view opens far below it.
+    for (let i = 0; i < 3; i++) await say(Array.from({ length: 30 }, (_, j) => `filler ${i}.${j}`).join('\n\n'));
+    const [hit] = (await rest(server, 'GET', '/session/search?query=okapi-ledger')).data;
+    assert.equal(hit.session.id, s.id);
+
+    const page = await loggedInPage(browser, server, { viewport: { width: 1440, height: 900 } });
+    await page.fill('input[type="search"]', 'okapi-ledger');
+    const link = page.locator(`[data-testid="session-list"] a[href^="#/session/${s.id}"]`);
+    await link.locator('[data-testid="search-hit"]').waitFor();
+    await link.click();
+    await page.waitForURL(new RegExp(`#/session/${s.id}\\?msg=${hit.messageID}$`));
+    const msg = page.locator(`.msg[data-id="${hit.messageID}"]`);
+    await until(async () => (await msg.getAttribute('class'))?.includes('found'), 'the message to be marked');
+    await until(async () => {
+      const [box, view] = await Promise.all([msg.boundingBox(), page.locator('[data-testid="conversation"]').boundingBox()]);
+      return box && view && box.y >= view.y && box.y + Math.min(box.height, 40) <= view.y + view.height;
+    }, 'the message to be in view');
+    assert.match(await msg.innerText(), /okapi-ledger/);
+    await shot(page, 'search-hit-opened');
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

@@ -20,6 +20,7 @@ import { renderMarkdown } from './markdown.js';
 import { Diff } from './diff.jsx';
 import { confirmDialog } from './confirm.jsx';
 import { useContentSearch, Snippet } from './search.jsx';
+import { enc } from './api.js';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
 
 function ago(ms) {
@@ -60,7 +61,7 @@ export function SessionList({ activeID }) {
           const waiting = Object.values(state.permissions).some((p) => p.sessionID === s.id) || Object.values(state.questions).some((p) => p.sessionID === s.id);
           return (
             <li key={s.id} class={s.id === activeID ? 'active' : ''}>
-              <a href={`#/session/${s.id}`}>
+              <a href={hits[s.id]?.messageID ? `#/session/${s.id}?msg=${enc(hits[s.id].messageID)}` : `#/session/${s.id}`}>
                 <span class="title">{s.title || 'Untitled'}</span>
                 {hits[s.id] && <Snippet hit={hits[s.id]} />}
                 <span class="meta">
@@ -125,6 +126,20 @@ export function SessionView({ id }) {
       window.removeEventListener('tandem:follow', follow);
     };
   }, [id]);
+  // A search hit's message (#/session/ID?msg=MSG): scrolled into the middle of the view and marked
+  // once it is there, and the conversation stops following its end until scrolled back down.
+  const target = state.route.view === 'session' && state.route.id === id ? state.route.msg : null;
+  const found = useRef(null);
+  useEffect(() => {
+    if (!target || found.current === target) return;
+    const el = scroller.current?.querySelector(`[data-id="${CSS.escape(target)}"]`);
+    if (!el) return; // not loaded yet: a later render finds it
+    found.current = target;
+    stick.current = false;
+    el.scrollIntoView({ block: 'center' });
+    el.classList.add('found');
+    setTimeout(() => el.classList.remove('found'), 3000);
+  });
   const onScroll = (e) => {
     const el = e.currentTarget;
     stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
@@ -310,7 +325,7 @@ export function Message({ msg, last, shared }) {
     );
   }
   return (
-    <div class="msg assistant" data-testid="msg-assistant">
+    <div class="msg assistant" data-testid="msg-assistant" data-id={info.id}>
       {parts.map((p) => (
         <Part key={p.id} part={p} />
       ))}

@@ -68,7 +68,8 @@ function parseRoute() {
   const [path, query] = h.split('?');
   const [view, id] = path.split('/');
   if (view === 'login') return { view: 'sessions', expired: /(^|&)expired=1/.test(query || '') };
-  if (view === 'session' && id) return { view: 'session', id };
+  // ?msg= is a search hit's message: the conversation opens scrolled to it.
+  if (view === 'session' && id) return { view: 'session', id, msg: new URLSearchParams(query || '').get('msg') || null };
   if (view === 'terminal') return { view: 'terminal', id: id || null };
   if (view === 'mcp') return { view: 'mcp' };
   if (view === 'permissions') return { view: 'permissions' };
@@ -450,7 +451,16 @@ export function handleEvent(msg) {
     case 'question.rejected':
       if (state.questions[p.requestID]) {
         delete state.questions[p.requestID];
-        noteAnsweredElsewhere(p.requestID, 'A question', p.client, msg.type === 'question.rejected' ? 'dismissed' : 'answered');
+        // tandem says why a question ended unanswered (cause: reject, timeout, cancel); OpenCode does not.
+        const ended =
+          msg.type === 'question.rejected' &&
+          { timeout: 'A question timed out before it was answered.', cancel: 'A question was withdrawn: its turn ended.' }[p.cause];
+        if (ended) {
+          state.answeredHere.delete(p.requestID);
+          toast(ended, 'info');
+        } else {
+          noteAnsweredElsewhere(p.requestID, 'A question', p.client, msg.type === 'question.rejected' ? 'dismissed' : 'answered');
+        }
       }
       break;
     case 'mcp.elicitation.asked': {
