@@ -99,7 +99,15 @@ func measure(ctx context.Context, log *slog.Logger, t *target, sz sizes, work st
 		return nil, fmt.Errorf("SSE fan-out: %w", err)
 	}
 	sessions += sz.sseRounds
-	f["sse"], f["sse_rss"] = median(fan), float64(grew)/mb
+	f["sse"] = median(fan)
+	if grew >= 0 {
+		f["sse_rss"] = float64(grew) / mb
+	} else {
+		// The server gave memory back while the clients connected (OpenCode's garbage collector
+		// does, after the prompts): what the clients cost is hidden in that, so it is not shown.
+		log.Warn("SSE fan-out: the server's RSS fell while the clients connected; the RSS they added is not shown",
+			"server", t.name, "fell_mb", float64(-grew)/mb)
+	}
 
 	log.Info("PTY throughput", "server", t.name)
 	var rates []float64
