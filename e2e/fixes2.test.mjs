@@ -2,7 +2,7 @@
 // is what a person did when the UI misbehaved.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, startTandem, launchBrowser, loggedInPage, rest, until, password, everything } from './harness.mjs';
+import { missing, startTandem, launchBrowser, loggedInPage, rest, until, password, everything, shot } from './harness.mjs';
 
 const why = missing();
 
@@ -304,6 +304,20 @@ describe('more fixes of issue 20', { skip: why || false }, () => {
       const wide = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(wide <= 390, `the page scrolls sideways: ${wide}px`);
       assert.ok(await page.locator('[data-testid="session-title"]').isVisible(), 'the title is squeezed out');
+      // Every tab whole on the screen, none reached only by scrolling the bar sideways.
+      const tabs = await page.locator('.topbar nav a').evaluateAll((as) =>
+        as.map((a) => {
+          const r = a.getBoundingClientRect();
+          const nav = a.parentElement.getBoundingClientRect();
+          return { text: a.textContent, left: r.left, right: r.right, whole: r.left >= nav.left && r.right <= nav.right && a.scrollWidth <= a.clientWidth };
+        }),
+      );
+      assert.deepEqual(tabs.map((t) => t.text), ['Sessions', 'Terminal', 'MCP', 'Permissions']);
+      for (const t of tabs) assert.ok(t.whole && t.left >= 0 && t.right <= 390, `the ${t.text} tab is cut off: ${JSON.stringify(tabs)}`);
+      await page.locator('.topbar nav a', { hasText: 'Permissions' }).tap();
+      await page.waitForURL(/#\/permissions$/);
+      await shot(page, 'phone-tabs');
+      await page.goBack();
       const out = page.locator('[data-testid="logout"]');
       const icon = await out.locator('svg').boundingBox();
       assert.ok(icon && icon.width >= 12 && icon.x + icon.width <= 390, `no log-out on a phone: ${JSON.stringify(icon)}`);
