@@ -1,6 +1,6 @@
 // The one place where everything waiting for a human lives: permissions,
 // questions and MCP elicitations, shown one at a time with keyboard keys.
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import {
   state,
   changed,
@@ -64,7 +64,9 @@ export function PendingDialog() {
     changed();
   };
 
-  useEffect(() => {
+  // A layout effect: the keys work from the moment the dialog shows (an effect would attach them a
+  // frame later, and a key pressed as the dialog appears would be lost).
+  useLayoutEffect(() => {
     if (!open) return;
     const onKey = (e) => {
       if (e.ctrlKey || e.metaKey || e.altKey) return;
