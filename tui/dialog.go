@@ -224,10 +224,7 @@ func (d *dialog) questionKey(k tea.KeyMsg) (*reply, tea.Cmd) {
 		}
 	case "enter":
 		if d.cursor == custom {
-			d.typing = true
-			d.input.SetValue("")
-			d.input.Placeholder = "your answer, Enter sends"
-			return nil, d.input.Focus()
+			return nil, d.typeOwn()
 		}
 		if info.Multiple {
 			ans := d.chosen()
@@ -240,13 +237,25 @@ func (d *dialog) questionKey(k tea.KeyMsg) (*reply, tea.Cmd) {
 	default:
 		if len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < d.options() {
 			d.cursor = int(s[0] - '1')
-			if !info.Multiple {
+			if !info.Multiple || d.cursor == custom {
 				return d.questionKey(tea.KeyMsg{Type: tea.KeyEnter})
 			}
 			d.picks[d.q][d.cursor] = !d.picks[d.q][d.cursor]
 		}
 	}
 	return nil, nil
+}
+
+// typeOwn opens the line for a custom answer; on a multiple-choice question it joins the ticked
+// options.
+func (d *dialog) typeOwn() tea.Cmd {
+	d.typing = true
+	d.input.SetValue("")
+	d.input.Placeholder = "your answer, Enter sends"
+	if d.question().Multiple {
+		d.input.Placeholder = "your answer (sent with the ticked ones), Enter sends"
+	}
+	return d.input.Focus()
 }
 
 func (d *dialog) chosen() []string {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -106,7 +107,8 @@ func (m *model) globalKey(k tea.KeyMsg) tea.Cmd {
 		return nil
 	case "ctrl+o":
 		m.picker = newPicker(pickModels, "")
-		m.picker.setStrings(m.models, m.model)
+		m.picker.setStrings(m.models, m.promptModel())
+		m.picker.cursor = max(slices.Index(m.models, m.promptModel()), 0)
 		return nil
 	case "ctrl+r":
 		m.thinking = !m.thinking

@@ -191,7 +191,7 @@ func (m *model) pickerKey(k tea.KeyMsg) tea.Cmd {
 		p.setSessions(m.sessions)
 		return m.searchSessions(p.search)
 	case pickModels:
-		p.setStrings(m.models, m.model)
+		p.setStrings(m.models, m.promptModel())
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strings"
 
 	"tandem/client"
 	"tandem/permission"
@@ -191,14 +192,15 @@ func (b *inbox) count(cur string) (total, elsewhere int) {
 
 // replied is what every *.replied / *.rejected event carries that the TUI needs.
 type replied struct {
-	SessionID string `json:"sessionID"`
-	RequestID string `json:"requestID"`
-	ID        string `json:"id"` // mcp.elicitation.replied
-	Reply     string `json:"reply"`
-	Decision  string `json:"decision"`
-	Action    string `json:"action"`
-	Cause     string `json:"cause"`
-	Client    string `json:"client"`
+	SessionID string     `json:"sessionID"`
+	RequestID string     `json:"requestID"`
+	ID        string     `json:"id"` // mcp.elicitation.replied
+	Reply     string     `json:"reply"`
+	Decision  string     `json:"decision"`
+	Action    string     `json:"action"`
+	Cause     string     `json:"cause"`
+	Client    string     `json:"client"`
+	Answers   [][]string `json:"answers"` // question.replied
 }
 
 func (r replied) requestID() string {
@@ -217,6 +219,12 @@ func (r replied) what() string {
 		return r.Reply
 	case r.Action != "":
 		return r.Action
+	case len(r.Answers) > 0:
+		each := make([]string, len(r.Answers))
+		for i, a := range r.Answers {
+			each[i] = strings.Join(a, ", ")
+		}
+		return strings.Join(each, "; ")
 	}
 	return ""
 }

@@ -269,6 +269,15 @@ func (m *model) curSession() *session.Session {
 	return nil
 }
 
+// promptModel is the model a prompt goes to: the one picked (or the session's), else the server's
+// default.
+func (m *model) promptModel() string {
+	if m.model != "" {
+		return m.model
+	}
+	return m.defModel
+}
+
 func (m *model) busy() bool {
 	st, ok := m.statuses[m.cur]
 	return ok && st.Type != "" && st.Type != "idle"
@@ -632,11 +641,7 @@ func (m *model) send() tea.Cmd {
 		}
 	}
 	if text == "/compact" {
-		name := m.model
-		if name == "" {
-			name = m.defModel
-		}
-		mm, err := session.ParseModel(name)
+		mm, err := session.ParseModel(m.promptModel())
 		if err != nil || mm == nil {
 			m.setNotice("/compact: no model to summarise with (Ctrl+O picks one)")
 			return nil

@@ -73,10 +73,7 @@ func (m *model) statusLine() string {
 	if !m.connected {
 		conn = styleStatus.Render(" ") + styleBad.Inherit(styleStatus).Render("○ "+m.connNote)
 	}
-	model := m.model
-	if model == "" {
-		model = m.defModel
-	}
+	model := m.promptModel()
 	activity := ""
 	if m.busy() {
 		activity = styleWarn.Render(" ● working (Esc Esc stops)")

@@ -105,16 +105,22 @@ func locateForAttach(cmd *cobra.Command, raw, stateDir string, browse time.Durat
 	return client.Locate(servers[n-1].URL(), os.Getenv, stateDir)
 }
 
-// openBrowser opens a URL the person asked to open (an MCP server's link), never by itself.
+// openBrowser opens a URL the person asked to open (an MCP server's link), never by itself. The
+// BROWSER environment variable, when set, names the program that opens it (the URL is its last
+// argument); otherwise the system's opener does.
 func openBrowser(url string) error {
-	name := "xdg-open"
-	switch runtime.GOOS {
-	case "darwin":
-		name = "open"
-	case "windows":
-		return exec.Command("rundll32", "url.dll,FileProtocolHandler", url).Start()
+	var c *exec.Cmd
+	switch browser := strings.Fields(os.Getenv("BROWSER")); {
+	case len(browser) > 0:
+		c = exec.Command(browser[0], append(browser[1:], url)...)
+	case runtime.GOOS == "darwin":
+		c = exec.Command("open", url)
+	case runtime.GOOS == "windows":
+		c = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
+	default:
+		c = exec.Command("xdg-open", url)
 	}
-	c := exec.Command(name, url)
+	c.Stdin, c.Stdout, c.Stderr = nil, nil, nil // the terminal belongs to the UI
 	if err := c.Start(); err != nil {
 		return err
 	}

@@ -34,15 +34,22 @@ type screen struct {
 // from the environment, and HOME is empty so no local state file is found.
 func attachIn(t *testing.T, url, password string, args ...string) *screen {
 	t.Helper()
-	s := startScreen(t, url, password, args...)
+	return attachWith(t, url, password, nil, args...)
+}
+
+// attachWith is attachIn with more of the UI's environment (NAME=value).
+func attachWith(t *testing.T, url, password string, env []string, args ...string) *screen {
+	t.Helper()
+	s := startScreen(t, url, password, env, args...)
 	s.waitFor("the status line says connected, in a session", func(sc string) bool {
 		return strings.Contains(sc, "● connected") && !strings.Contains(sc, "│ no session │")
 	})
 	return s
 }
 
-// startScreen starts `tandem attach` in tmux without waiting for anything.
-func startScreen(t *testing.T, url, password string, args ...string) *screen {
+// startScreen starts `tandem attach` in tmux without waiting for anything; env adds NAME=value
+// pairs to its environment.
+func startScreen(t *testing.T, url, password string, env []string, args ...string) *screen {
 	t.Helper()
 	testenv.Program(t, "tmux", "apt-get install tmux")
 	bin := builtBinary(t)
@@ -53,8 +60,8 @@ func startScreen(t *testing.T, url, password string, args ...string) *screen {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	s := &screen{t: t, socket: filepath.Join(dir, "s"), name: "tui", poll: 50 * time.Millisecond}
 	home := t.TempDir()
-	command := fmt.Sprintf("env HOME=%s XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s XDG_DATA_HOME=%s TERM=xterm-256color TANDEM_SERVER_PASSWORD=%s %s attach %s %s; sleep 600",
-		home, home, home, home, password, bin, url, strings.Join(args, " "))
+	command := fmt.Sprintf("env HOME=%s XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s XDG_DATA_HOME=%s TERM=xterm-256color TANDEM_SERVER_PASSWORD=%s %s %s attach %s %s; sleep 600",
+		home, home, home, home, password, strings.Join(env, " "), bin, url, strings.Join(args, " "))
 	s.tmux("new-session", "-d", "-s", s.name, "-x", "120", "-y", "40", command)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", s.socket, "kill-server").Run() })
 	return s
@@ -382,7 +389,7 @@ func TestAttachLatency(t *testing.T) {
 	var starts []time.Duration
 	for range 5 {
 		begin := time.Now()
-		sc := startScreen(t, td.base, testPassword)
+		sc := startScreen(t, td.base, testPassword, nil)
 		sc.poll = time.Millisecond
 		sc.waitFor("the first connected frame", func(screen string) bool { return strings.Contains(screen, "● connected") })
 		starts = append(starts, time.Since(begin))
