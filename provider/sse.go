@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 )
@@ -159,6 +160,15 @@ func postStream(ctx context.Context, hc *http.Client, url string, body []byte, h
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		return nil, refused(resp)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+		// A server (or a proxy before it) that ignored "stream": one document, often an error.
+		defer resp.Body.Close()
+		f := refused(resp)
+		if f.message == "" {
+			f.message = "the provider answered with one JSON document instead of a stream of events: does it support streaming (\"stream\": true)?"
+		}
+		return nil, f
 	}
 	return resp, nil
 }

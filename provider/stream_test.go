@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -337,6 +341,39 @@ func TestAnErrorFromEmitStopsTheStream(t *testing.T) {
 			})
 			if !errors.Is(err, stop) || calls != 1 {
 				t.Fatalf("err = %v after %d events, want the emit error after 1", err, calls)
+			}
+		})
+	}
+}
+
+func TestAnAnswerThatIsNotAStreamSaysSo(t *testing.T) {
+	tests := []struct {
+		name, body string
+		kind       provider.ErrorKind
+		message    string
+	}{
+		{"a whole completion instead of a stream", `{"id":"c1","choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}]}`,
+			provider.ErrOther, "instead of a stream of events"},
+		{"an error document on a 200", `{"error":{"type":"invalid_request_error","message":"stream is not supported by this deployment"}}`,
+			provider.ErrOther, "stream is not supported by this deployment"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				_, _ = io.WriteString(w, tt.body)
+			}))
+			defer s.Close()
+			openai := provider.NewOpenAI(provider.OpenAIOptions{ID: "openai", BaseURL: s.URL})
+			defer openai.Close()
+			anthropic := provider.NewAnthropic(provider.AnthropicOptions{ID: "anthropic", BaseURL: s.URL, APIKey: "k"})
+			defer anthropic.Close()
+			for name, p := range map[string]provider.Provider{"openai": openai, "anthropic": anthropic} {
+				_, err := collect(t, p, simpleRequest)
+				var perr *provider.Error
+				if !errors.As(err, &perr) || perr.Kind != tt.kind || !strings.Contains(perr.Message, tt.message) {
+					t.Errorf("%s: err = %v, want kind %v saying %q", name, err, tt.kind, tt.message)
+				}
 			}
 		})
 	}
