@@ -3,10 +3,13 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
+	"unicode"
 
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"golang.org/x/net/idna"
 
 	"tandem/client"
 	"tandem/question"
@@ -380,8 +383,29 @@ func (it item) summary() string {
 		}
 		return "question"
 	case it.elic.Mode == "url":
-		return fmt.Sprintf("%s asks you to open %s", it.elic.Server, it.elic.Domain)
+		return fmt.Sprintf("%s asks you to open %s", it.elic.Server, linkDomain(it.elic.URL, it.elic.Domain))
 	default:
 		return fmt.Sprintf("%s asks: %s", it.elic.Server, it.elic.Message)
 	}
+}
+
+// linkDomain is the host a link really leads to, read from the URL itself (not from user info
+// such as https://bank.example.com@attacker.test/, nor only from what the server says). A host
+// with non-ASCII letters also shows its ASCII (punycode) form, which look-alike letters cannot
+// fake.
+func linkDomain(raw, fallback string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return fallback
+	}
+	host := u.Hostname()
+	for _, r := range host {
+		if r > unicode.MaxASCII {
+			if ascii, err := idna.Lookup.ToASCII(host); err == nil && ascii != host {
+				return host + " = " + ascii + " (not plain ASCII: check the letters)"
+			}
+			return host + " (not plain ASCII: check the letters)"
+		}
+	}
+	return host
 }

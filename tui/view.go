@@ -188,7 +188,7 @@ func (m *model) dialogView() string {
 		fmt.Fprintln(&b, styleTitle.Render("MCP server "+e.Server+" asks you to open a link"))
 		fmt.Fprintln(&b, e.Message)
 		fmt.Fprintln(&b, "URL:    "+e.URL)
-		fmt.Fprintln(&b, "Domain: "+styleWarn.Render(e.Domain))
+		fmt.Fprintln(&b, "Domain: "+styleWarn.Render(linkDomain(e.URL, e.Domain)))
 		fmt.Fprint(&b, styleDim.Render("o opens it in your browser · a when done · d declines · c cancels · Esc puts it aside"))
 	default:
 		e := d.it.elic

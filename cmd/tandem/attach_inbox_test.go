@@ -157,6 +157,20 @@ func TestAttachShowsAnMCPLinkAndOpensItOnlyOnAKey(t *testing.T) {
 		sc.waitText("✓ everything_trigger-url-elicitation", "User completed the URL elicitation flow")
 		sc.waitGone("asks you to open a link")
 	})
+	t.Run("a host in look-alike letters shows its ASCII form and d declines it unopened", func(t *testing.T) {
+		sc := sc.on(t)
+		const lookalike = "https://\u0430pple.com/consent" // a Cyrillic а
+		sc.prompt(`mcp: everything trigger-url-elicitation {"url":"` + lookalike + `","elicitationId":"el-idn"}`)
+		sc.waitText("Permission: everything_trigger-url-elicitation")
+		sc.keys("1")
+		sc.waitText("asks you to open a link", "= xn--pple-43d.com (not plain ASCII: check the letters)")
+		sc.keys("d")
+		sc.waitText("User declined to open the URL (Elicitation ID: el-idn)")
+		sc.waitGone("asks you to open a link")
+		if got, _ := os.ReadFile(marker); string(got) != link+"\n" {
+			t.Fatalf("the browser was run again: it was given %q", got)
+		}
+	})
 }
 
 // TestAttachSaysWhoAnsweredElsewhere answers a question and an MCP form over REST while they are
