@@ -141,6 +141,10 @@ describe('the approval, question and form flows', { skip: why || false }, () => 
     await type('run: echo keyboard-approved');
     const perm = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
     await perm.waitFor();
+    // The panel takes no focus (the keys of whoever is typing stay theirs); a screen reader is told.
+    const told = page.locator('[data-testid="pending-announce"]');
+    assert.equal(await told.getAttribute('aria-live'), 'assertive');
+    await until(async () => /^Waiting for you: permission for bash: echo keyboard-approved\./.test(await told.innerText()), 'the arrival to be announced');
     await noSerious(page, 'the approval');
     await tabTo('Allow once', (a) => a.testid === 'approve-once');
     await page.keyboard.press('Enter');
@@ -164,6 +168,7 @@ describe('the approval, question and form flows', { skip: why || false }, () => 
     await type('ask: Which DB? | Postgres | SQLite');
     const q = page.locator('[data-testid="pending-dialog"][data-kind="question"]');
     await q.waitFor();
+    await until(async () => (await told.innerText()).startsWith('Waiting for you: a question: Which DB?'), 'the question to be announced');
     await tabTo('the first option', (a) => a.tag === 'INPUT' && a.type === 'radio');
     await page.keyboard.press('ArrowDown');
     assert.equal(await q.locator('input[type="radio"]:checked').count(), 1, 'the arrow chose nothing');

@@ -197,6 +197,9 @@ function App() {
       <PendingDialog />
       <ConfirmDialog />
       <Toasts />
+      <div class="sr-only" role="status" aria-live="assertive" data-testid="pending-announce">
+        {state.announce}
+      </div>
     </div>
   );
 }

@@ -24,6 +24,7 @@ export const state = {
   toasts: [],
   pendingOpen: false,
   pendingCurrent: null,
+  announce: '', // what a screen reader is told when something starts waiting (the panel takes no focus)
   answeredHere: new Set(),
   route: parseRoute(),
   composer: { agent: '', model: '' },
@@ -359,6 +360,17 @@ export function dismissLost(id) {
   changed();
 }
 
+/**
+ * Tells a screen reader what started waiting. The panel opens without taking the focus (it would
+ * steal the keys of whoever is typing); its shortcuts work from anywhere but a text field.
+ */
+function announce(what) {
+  const waiting = Object.keys(state.permissions).length + Object.keys(state.questions).length + Object.keys(state.elicitations).length;
+  // A different text each time, so that the same request asked twice is read twice.
+  const text = `Waiting for you: ${what.trim()}.${waiting > 1 ? ` ${waiting} requests wait.` : ''}`;
+  state.announce = state.announce === text ? text + '\u00a0' : text;
+}
+
 export function handleEvent(msg) {
   const p = msg.properties || {};
   switch (msg.type) {
@@ -436,6 +448,7 @@ export function handleEvent(msg) {
     case 'permission.asked':
       state.permissions[p.id] = p;
       state.pendingOpen = true;
+      announce(`permission for ${p.permission}${p.metadata?.command ? `: ${p.metadata.command}` : p.patterns?.length ? `: ${p.patterns.join(', ')}` : ''}`);
       break;
     case 'permission.replied':
       if (state.permissions[p.requestID]) {
@@ -446,6 +459,7 @@ export function handleEvent(msg) {
     case 'question.asked':
       state.questions[p.id] = p;
       state.pendingOpen = true;
+      announce(`a question: ${p.questions?.[0]?.question || ''}`);
       break;
     case 'question.replied':
     case 'question.rejected':
@@ -467,6 +481,7 @@ export function handleEvent(msg) {
       const e = p.elicitation || p;
       state.elicitations[e.id] = e;
       state.pendingOpen = true;
+      announce(`a form from ${e.server || 'an MCP server'}: ${e.message || ''}`);
       break;
     }
     case 'mcp.elicitation.replied':
