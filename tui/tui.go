@@ -581,7 +581,10 @@ func (m *model) onEvent(ev client.Event) tea.Cmd {
 		}
 	case "permission.replied", "question.replied", "question.rejected", "mcp.elicitation.replied":
 		r, _ := decode[replied](ev.Properties)
-		if ev.Type == "question.rejected" {
+		if ev.Type == "question.rejected" && r.Cause == "" {
+			r.Cause = "reject" // OpenCode's event says no more
+		}
+		if ev.Type == "question.rejected" && r.Cause == "reject" {
 			r.Decision = "dismissed"
 		}
 		m.resolved(r)
@@ -601,7 +604,14 @@ func (m *model) resolved(r replied) {
 	}
 	mine := m.dialog.sent && (r.Client == "" || r.Client == clientName)
 	m.dialog = nil
-	if !mine && known {
+	if !mine && known && r.Client == "" && (r.Cause == "timeout" || r.Cause == "cancel") {
+		// Nobody answered it: it ran out of time, or its turn ended.
+		ended := "timed out before anyone answered"
+		if r.Cause == "cancel" {
+			ended = "was withdrawn: its turn ended"
+		}
+		m.setNotice(fmt.Sprintf("%s %s %s", titleCase(it.kind()), shortID(id), ended))
+	} else if !mine && known {
 		by := r.Client
 		if by == "" {
 			by = "the server (" + r.Cause + ")"
