@@ -180,7 +180,7 @@ func (m *model) dialogView() string {
 		}
 		help := "↑/↓ Enter choose · ctrl+d dismisses · Esc puts it aside"
 		if info.Multiple {
-			help = "Space ticks · " + help
+			help = "1-9 or Space ticks · Enter sends the ticked ones · ctrl+d dismisses · Esc puts it aside"
 		}
 		fmt.Fprint(&b, styleDim.Render(help))
 	case d.it.elic.Mode == "url":

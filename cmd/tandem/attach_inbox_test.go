@@ -43,7 +43,7 @@ func TestAttachAnswersMultipleChoiceAndCustomQuestions(t *testing.T) {
 	sc.prompt("plan the project")
 	t.Run("several options are ticked and sent together", func(t *testing.T) {
 		sc := sc.on(t)
-		sc.waitText("Question 1/3: Languages", "1. [ ] Go", "3. [ ] Zig", "4. Type your own answer")
+		sc.waitText("Question 1/3: Languages", "1. [ ] Go", "3. [ ] Zig", "4. Type your own answer", "Enter sends the ticked ones")
 		sc.keys("1")
 		sc.waitText("1. [x] Go")
 		sc.keys("3")
@@ -193,6 +193,23 @@ func TestAttachSaysWhoAnsweredElsewhere(t *testing.T) {
 			t.Fatalf("reply: %d %s", status, body)
 		}
 		sc.waitText("answered by curl/8.0 (SQLite)", `"Which database?"="SQLite"`)
+		sc.waitGone("Type your own answer")
+	})
+	t.Run("a question dismissed with curl closes saying so", func(t *testing.T) {
+		sc := sc.on(t)
+		sc.prompt("ask: Which cache? | Redis | Memcached")
+		sc.waitText("Question: Which cache", "2.   Memcached")
+		var waiting []question.Request
+		td.call(t, http.MethodGet, "/question", "", http.StatusOK, &waiting)
+		if len(waiting) != 1 {
+			t.Fatalf("pending questions: %+v", waiting)
+		}
+		status, body := td.request(t, http.MethodPost, "/question/"+waiting[0].ID+"/reject", "", "User-Agent", "curl/8.0")
+		if status != http.StatusOK {
+			t.Fatalf("reject: %d %s", status, body)
+		}
+		sc.waitText("answered by curl/8.0 (dismissed)")
+		sc.waitGone("Which cache?\n")
 		sc.waitGone("Type your own answer")
 	})
 	t.Run("an MCP form declined with curl closes with the action and client", func(t *testing.T) {
