@@ -1,12 +1,12 @@
 // Browser end-to-end tests of the approval dialog built from a request's `decisions` list (issue
 // 19), and of how it reads (issue 20, item 10): the working directory, MCP tools without
 // "Always allows: *", a path outside the project without raw JSON, chosen patterns.
-import { test, before, after, describe } from 'node:test';
+import { test, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { missing, startTandem, launchBrowser, loggedInPage, rest, until, everything, shot } from './harness.mjs';
+import { missing, browserAndServer, loggedInPage, rest, until, everything, shot } from './harness.mjs';
 
 const why = missing();
 
@@ -19,18 +19,8 @@ async function prompt(page, text) {
 const dialogOf = (page) => page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
 
 describe('the approval dialog', { skip: why || false }, () => {
-  let browser;
-  let server;
-
-  before(async () => {
-    browser = await launchBrowser();
-    server = await startTandem();
-  });
-
-  after(async () => {
-    await server?.stop();
-    await browser?.close();
-  });
+  let browser, server;
+  browserAndServer((started) => ({ browser, server } = started));
 
   test('offers the request’s decisions in order, names the working directory, and remembers only the ticked patterns', async () => {
     const page = await loggedInPage(browser, server);

@@ -1,24 +1,14 @@
 // A compacted session in the browser UI: the compaction shows as a divider saying that the model
 // now sees the summary below it, and the demo model's summary follows.
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, startTandem, launchBrowser, loggedInPage, shot, rest, until } from './harness.mjs';
+import { missing, browserAndServer, loggedInPage, shot, rest, until } from './harness.mjs';
 
 const why = missing();
 
 describe('a compacted session', { skip: why || false }, () => {
-  let server;
-  let browser;
-
-  before(async () => {
-    server = await startTandem();
-    browser = await launchBrowser();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  let browser, server;
+  browserAndServer((started) => ({ browser, server } = started));
 
   test('shows the compaction divider and the summary, and live when it happens', async () => {
     const { data: session } = await rest(server, 'POST', '/session', {});

@@ -1,11 +1,11 @@
 // Browser end-to-end tests of what issue 20 found missing in a conversation: copy buttons,
 // timestamps, forking from a chosen message, undo/redo, compaction, the files a session changed,
 // and tool cards that show they fold and open from the keyboard.
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { missing, startTandem, launchBrowser, loggedInPage, rest, until, shot } from './harness.mjs';
+import { missing, browserAndServer, loggedInPage, rest, until, shot } from './harness.mjs';
 
 const why = missing();
 
@@ -22,18 +22,8 @@ async function idle(server, sid) {
 }
 
 describe('the conversation', { skip: why || false }, () => {
-  let browser;
-  let server;
-
-  before(async () => {
-    browser = await launchBrowser();
-    server = await startTandem();
-  });
-
-  after(async () => {
-    await server?.stop();
-    await browser?.close();
-  });
+  let browser, server;
+  browserAndServer((started) => ({ browser, server } = started));
 
   test('copies code blocks and tool output, and dates every message', async () => {
     const page = await loggedInPage(browser, server);

@@ -1,5 +1,6 @@
 // Starts the built tandem binary and a headless Debian Chromium, the way a
 // person would use them: `tandem web`, then the one-time login link it prints.
+import { before, after } from 'node:test';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -157,6 +158,24 @@ export async function rest(server, method, p, body) {
     /* not JSON */
   }
   return { status: res.status, data };
+}
+
+/**
+ * Starts Chromium and a tandem server before the enclosing suite's tests and stops both after them.
+ * set receives { browser, server } once both run: `let browser, server;
+ * browserAndServer((started) => ({ browser, server } = started));`
+ */
+export function browserAndServer(set, options = {}) {
+  let browser, server;
+  before(async () => {
+    browser = await launchBrowser();
+    server = await startTandem(options);
+    set({ browser, server });
+  });
+  after(async () => {
+    await server?.stop();
+    await browser?.close();
+  });
 }
 
 /** Polls fn until it returns a truthy value. */

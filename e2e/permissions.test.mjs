@@ -1,24 +1,14 @@
 // Browser end-to-end test of the permissions page (issue 19, issue 20's missing features): the
 // remembered answers listed and revoked, a rule added by hand, the decision log read.
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, startTandem, launchBrowser, loggedInPage, rest, until, shot } from './harness.mjs';
+import { missing, browserAndServer, loggedInPage, rest, until, shot } from './harness.mjs';
 
 const why = missing();
 
 describe('the permissions page', { skip: why || false }, () => {
-  let browser;
-  let server;
-
-  before(async () => {
-    browser = await launchBrowser();
-    server = await startTandem();
-  });
-
-  after(async () => {
-    await server?.stop();
-    await browser?.close();
-  });
+  let browser, server;
+  browserAndServer((started) => ({ browser, server } = started));
 
   test('lists what “always” remembered with the decision log, revokes it, and adds a reject rule', async () => {
     // Another client answers "always" to a command, so there is a grant and a decision to show.

@@ -1,25 +1,15 @@
 // A read-only link (POST /session/{id}/share) opened in Chromium by someone with no credentials:
 // the conversation shows, nothing can be changed, the rest of tandem stays closed, and revoking
 // the link closes it at once.
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, startTandem, launchBrowser, shot, rest, until } from './harness.mjs';
+import { missing, browserAndServer, shot, rest, until } from './harness.mjs';
 
 const why = missing();
 
 describe('a shared session', { skip: why || false }, () => {
-  let server;
-  let browser;
-
-  before(async () => {
-    server = await startTandem();
-    browser = await launchBrowser();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  let browser, server;
+  browserAndServer((started) => ({ browser, server } = started));
 
   test('opens read-only for a stranger and closes when revoked', async () => {
     const { data: session } = await rest(server, 'POST', '/session', {});

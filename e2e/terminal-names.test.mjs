@@ -1,24 +1,14 @@
 // Browser end-to-end test of terminal tab names (issue 20, item 10): "Shell 1", "Shell 2", never
 // the server's "Terminal 2BMq".
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, startTandem, launchBrowser, loggedInPage, rest, until } from './harness.mjs';
+import { missing, browserAndServer, loggedInPage, rest, until } from './harness.mjs';
 
 const why = missing();
 
 describe('terminal tabs', { skip: why || false }, () => {
-  let browser;
-  let server;
-
-  before(async () => {
-    browser = await launchBrowser();
-    server = await startTandem();
-  });
-
-  after(async () => {
-    await server?.stop();
-    await browser?.close();
-  });
+  let browser, server;
+  browserAndServer((started) => ({ browser, server } = started));
 
   test('are named Shell 1, Shell 2…, also for a terminal another client opened without a title', async () => {
     const page = await loggedInPage(browser, server);

@@ -1,24 +1,14 @@
 // Browser end-to-end tests: the built tandem binary, Debian's Chromium, and
 // the flows a person goes through in the web UI.
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, startTandem, launchBrowser, loggedInPage, shot, rest, until, everything, password } from './harness.mjs';
+import { missing, browserAndServer, loggedInPage, shot, rest, until, everything, password } from './harness.mjs';
 
 const why = missing();
 
 describe('the browser UI', { skip: why || false }, () => {
-  let server;
-  let browser;
-
-  before(async () => {
-    server = await startTandem();
-    browser = await launchBrowser();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  let browser, server;
+  browserAndServer((started) => ({ browser, server } = started));
 
   // The API a scenario drives must be served: a route that went missing (404) fails the scenario
   // with the endpoint's name, instead of the browser timing out on a selector.
