@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -43,6 +44,7 @@ func Serve(ctx context.Context, o Options, w io.Writer, r io.Reader) error {
 	conn.SetLogger(a.log)
 	a.conn = conn
 	defer a.stopEditorFiles()
+	defer a.removeMCP(ctx)
 	select {
 	case <-conn.Done():
 		return nil
@@ -64,6 +66,9 @@ type Agent struct {
 	sessions map[string]*acpSession
 	files    func(sessionID string, f tool.Files) (remove func())
 	unroute  map[string]func() // sessions whose files go through the editor -> stops that
+	// mcp holds the names (mcp.SessionKey) of the MCP servers this connection added for its
+	// sessions; they are removed when the connection ends.
+	mcp map[string]bool
 }
 
 // acpSession is a tandem session opened over this connection.
@@ -83,7 +88,7 @@ func New(o Options) *Agent {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Agent{c: o.Client, ver: o.Version, log: o.Logger, sessions: map[string]*acpSession{}, files: o.Files, unroute: map[string]func(){}}
+	return &Agent{c: o.Client, ver: o.Version, log: o.Logger, sessions: map[string]*acpSession{}, files: o.Files, unroute: map[string]func(){}, mcp: map[string]bool{}}
 }
 
 var (
@@ -130,17 +135,22 @@ func (a *Agent) clientName() string {
 	return a.name
 }
 
-// NewSession creates a tandem session in the client's cwd and connects the client's MCP servers.
+// NewSession creates a tandem session in the client's cwd and connects the client's MCP servers as
+// servers of that session alone. A server that cannot be added (its name is a project server's, its
+// config is bad) fails the request, and the new session is deleted again.
 func (a *Agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	if !filepath.IsAbs(p.Cwd) {
 		return acp.NewSessionResponse{}, acp.NewInvalidParams(map[string]any{"cwd": "must be an absolute path"})
 	}
 	c := a.c.InDirectory(filepath.Clean(p.Cwd))
-	if err := a.connectMCP(ctx, c, p.McpServers); err != nil {
-		return acp.NewSessionResponse{}, err
-	}
 	s, err := c.CreateSession(ctx, session.CreateInput{Metadata: map[string]any{"acpClient": a.clientName()}})
 	if err != nil {
+		return acp.NewSessionResponse{}, err
+	}
+	if err := a.connectMCP(ctx, c, s, p.McpServers); err != nil {
+		if derr := c.DeleteSession(context.WithoutCancel(ctx), s.ID); derr != nil {
+			a.log.Warn("acp: deleting the session whose MCP servers could not be added", "session", s.ID, "err", derr)
+		}
 		return acp.NewSessionResponse{}, err
 	}
 	as := a.open(s, c)
@@ -158,7 +168,7 @@ func (a *Agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 		return acp.LoadSessionResponse{}, err
 	}
 	c := a.c.InDirectory(s.Directory)
-	if err := a.connectMCP(ctx, c, p.McpServers); err != nil {
+	if err := a.connectMCP(ctx, c, s, p.McpServers); err != nil {
 		return acp.LoadSessionResponse{}, err
 	}
 	msgs, err := c.Messages(ctx, s.ID)
@@ -239,8 +249,11 @@ func (a *Agent) session(id acp.SessionId) (*acpSession, error) {
 	return nil, acp.NewInvalidParams(map[string]any{"sessionId": fmt.Sprintf("no session %q on this connection (session/new or session/load it first)", id)})
 }
 
-// connectMCP adds the client's MCP servers to tandem's; each keeps the name the client gave it.
-func (a *Agent) connectMCP(ctx context.Context, c *client.Client, servers []acp.McpServer) error {
+// connectMCP adds the client's MCP servers as servers of one session (POST /mcp with sessionID):
+// only that session's turns are offered their tools, named after the name the client gave each;
+// local ones run in the session's directory. They are removed when this connection ends, or with
+// the session.
+func (a *Agent) connectMCP(ctx context.Context, c *client.Client, sess session.Session, servers []acp.McpServer) error {
 	for _, s := range servers {
 		var name string
 		var cfg map[string]any
@@ -251,7 +264,7 @@ func (a *Agent) connectMCP(ctx context.Context, c *client.Client, servers []acp.
 				env[e.Name] = e.Value
 			}
 			name = s.Stdio.Name
-			cfg = map[string]any{"type": "local", "command": append([]string{s.Stdio.Command}, s.Stdio.Args...), "environment": env}
+			cfg = map[string]any{"type": "local", "command": append([]string{s.Stdio.Command}, s.Stdio.Args...), "environment": env, "cwd": sess.Directory}
 		case s.Http != nil:
 			name = s.Http.Name
 			cfg = map[string]any{"type": "remote", "url": s.Http.Url, "headers": headers(s.Http.Headers)}
@@ -261,11 +274,39 @@ func (a *Agent) connectMCP(ctx context.Context, c *client.Client, servers []acp.
 		default:
 			return acp.NewInvalidParams(map[string]any{"mcpServers": "only stdio, http and sse servers are supported"})
 		}
-		if err := c.AddMCP(ctx, name, cfg); err != nil {
+		key, err := c.AddSessionMCP(ctx, sess.ID, name, cfg)
+		if err != nil {
+			var ce *client.Error
+			if errors.As(err, &ce) && (ce.Status == 400 || ce.Status == 409) {
+				return acp.NewInvalidParams(map[string]any{"mcpServers": fmt.Sprintf("MCP server %s: %s", name, ce.Message)})
+			}
 			return fmt.Errorf("MCP server %s: %w", name, err)
 		}
+		a.mu.Lock()
+		a.mcp[key] = true
+		a.mu.Unlock()
 	}
 	return nil
+}
+
+// removeMCP removes the MCP servers this connection added, when it ends; the sessions stay. One
+// already gone (its session was deleted) is no error.
+func (a *Agent) removeMCP(ctx context.Context) {
+	a.mu.Lock()
+	keys := slices.Sorted(maps.Keys(a.mcp))
+	clear(a.mcp)
+	a.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	for _, key := range keys {
+		var ce *client.Error
+		if err := a.c.RemoveMCP(ctx, key); err != nil && !(errors.As(err, &ce) && ce.Status == 404) {
+			a.log.Warn("acp: removing the editor's MCP server", "server", key, "err", err)
+		}
+	}
 }
 
 func headers(hs []acp.HttpHeader) map[string]string {

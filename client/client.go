@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 
+	"tandem/mcp"
 	"tandem/permission"
 	"tandem/provider"
 	"tandem/session"
@@ -201,6 +202,30 @@ func (c *Client) Providers(ctx context.Context) (provider.ConfigProviderList, er
 // McpLocalConfig or McpRemoteConfig.
 func (c *Client) AddMCP(ctx context.Context, name string, config any) error {
 	return c.do(ctx, http.MethodPost, "/mcp", map[string]any{"name": name, "config": config}, nil)
+}
+
+// AddSessionMCP connects an MCP server for one session only (POST /mcp with sessionID): its tools
+// are offered to that session alone, and it goes when the session is deleted. It returns the name
+// the server is listed and removed under (mcp.SessionKey). A project server of the same name is an
+// *Error with status 409.
+func (c *Client) AddSessionMCP(ctx context.Context, sessionID, name string, config any) (string, error) {
+	err := c.do(ctx, http.MethodPost, "/mcp", map[string]any{"name": name, "config": config, "sessionID": sessionID}, nil)
+	if err != nil {
+		return "", err
+	}
+	return mcp.SessionKey(name, sessionID), nil
+}
+
+// MCPStatus lists every MCP server's status by the name it is listed under (GET /mcp).
+func (c *Client) MCPStatus(ctx context.Context) (map[string]mcp.Status, error) {
+	var out map[string]mcp.Status
+	return out, c.do(ctx, http.MethodGet, "/mcp", nil, &out)
+}
+
+// RemoveMCP stops and forgets an MCP server added over the API (DELETE /mcp/{name}); a session's
+// server is named as AddSessionMCP returned.
+func (c *Client) RemoveMCP(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/mcp/"+url.PathEscape(name), nil, nil)
 }
 
 // Permissions lists the approvals waiting for a person.

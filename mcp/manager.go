@@ -81,17 +81,27 @@ type Manager struct {
 	journal pending.Journal
 	calls   atomic.Int64
 
-	mu      sync.Mutex
+	// addMu makes an add's name check, its store write and its entry in servers one step, so two
+	// adds cannot both pass the check for clashing names.
+	addMu sync.Mutex
+
+	mu sync.Mutex
+	// servers holds every server by the name GET /mcp lists it under: its own name for the
+	// project's servers, SessionKey(name, sessionID) for a session's.
 	servers map[string]*server
 	closed  bool
 }
 
 // server is one named server: its config and its current connection, if any.
 type server struct {
-	name   string
-	op     sync.Mutex // serialises connect and disconnect of this server
-	cfg    Config
-	cfgErr error
+	name string // the key in Manager.servers
+	base string // the name it was added under, which its tools are named after
+	// session, when set, is the one session this server belongs to: only that session's turns
+	// are offered its tools, it is never kept in the store, and it goes when the session does.
+	session string
+	op      sync.Mutex // serialises connect and disconnect of this server
+	cfg     Config
+	cfgErr  error
 	// added is set for a server added over the API (Add or Restore); configured is the config
 	// file's server of the same name, which comes back when the added one is removed.
 	added      bool
@@ -104,7 +114,8 @@ type server struct {
 
 // conn is one live connection to a server. A server gets a new conn on every connect.
 type conn struct {
-	name    string
+	name    string          // the server's key
+	base    string          // the server's own name: tools are <base>_<tool>
 	ctx     context.Context // ends when the connection is closed or fails
 	cancel  context.CancelFunc
 	session *sdk.ClientSession
@@ -158,7 +169,7 @@ func New(ctx context.Context, o Options) *Manager {
 		func(string) ElicitationReply { return ElicitationReply{Action: "cancel"} },
 		pending.Hooks[Elicitation, ElicitationReply]{Asked: m.elicitationAsked, Resolved: m.elicitationResolved})
 	for name, cfg := range o.Servers {
-		s := &server{name: name, cfg: cfg, status: Status{Status: Disabled}}
+		s := &server{name: name, base: name, cfg: cfg, status: Status{Status: Disabled}}
 		s.cfgErr = checkConfig("mcp."+name, cfg)
 		if s.cfgErr != nil {
 			s.status = Status{Status: Failed, Error: s.cfgErr.Error()}
@@ -179,7 +190,7 @@ func (m *Manager) Start(ctx context.Context) {
 			m.mu.Lock()
 			s := m.servers[name]
 			m.mu.Unlock()
-			if s != nil && s.cfgErr == nil && enabled(s.cfg) {
+			if s != nil && s.session == "" && s.cfgErr == nil && enabled(s.cfg) {
 				m.connect(ctx, s)
 			}
 		})
@@ -193,17 +204,47 @@ func (m *Manager) Status() map[string]Status {
 	defer m.mu.Unlock()
 	out := make(map[string]Status, len(m.servers))
 	for name, s := range m.servers {
-		out[name] = s.status
+		out[name] = s.statusLocked()
 	}
 	return out
 }
+
+// statusLocked is s's status as it is reported, naming its session; m.mu is held.
+func (s *server) statusLocked() Status {
+	st := s.status
+	st.SessionID = s.session
+	return st
+}
+
+// SessionKey is the name a session's server is listed under in GET /mcp and addressed by in
+// DELETE /mcp/{name} and its connect and disconnect: "<name>@<sessionID>". Several sessions may
+// each have a server called name.
+func SessionKey(name, sessionID string) string { return name + "@" + sessionID }
 
 // Add registers (or replaces) a server and connects it unless it is disabled, as POST /mcp does. A
 // bad config is an Invalid error and changes nothing; a server that cannot be reached is listed as
 // failed. It returns every server's status.
 //
-// The server is kept (Options.Added), so it is back after a restart until Remove forgets it.
+// The server is kept (Options.Added), so it is back after a restart until Remove forgets it. A
+// session's server of the same name (AddForSession) is a Conflict: the tools of both would share
+// their names in that session.
 func (m *Manager) Add(ctx context.Context, name string, raw json.RawMessage) (map[string]Status, error) {
+	return m.add(ctx, "", name, raw)
+}
+
+// AddForSession registers (or replaces) a server of one session and connects it unless it is
+// disabled: its tools are offered to that session's turns only, it is listed in Status under
+// SessionKey(name, sessionID) with the session's ID, EndSession removes it, and it is never kept
+// across restarts (an ACP editor sends its servers again when it loads the session). A project
+// server of the same name is a Conflict, never replaced. The caller checks that the session exists.
+func (m *Manager) AddForSession(ctx context.Context, sessionID, name string, raw json.RawMessage) (map[string]Status, error) {
+	if !id.Valid(id.Session, sessionID) {
+		return nil, errs.E(errs.Invalid, "sessionID: malformed session ID %q", sessionID)
+	}
+	return m.add(ctx, sessionID, name, raw)
+}
+
+func (m *Manager) add(ctx context.Context, sessionID, name string, raw json.RawMessage) (map[string]Status, error) {
 	if strings.TrimSpace(name) == "" {
 		return nil, errs.E(errs.Invalid, "name: required")
 	}
@@ -211,23 +252,39 @@ func (m *Manager) Add(ctx context.Context, name string, raw json.RawMessage) (ma
 	if err != nil {
 		return nil, err
 	}
+	key := name
+	if sessionID != "" {
+		key = SessionKey(name, sessionID)
+	}
+	m.addMu.Lock()
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
+		m.addMu.Unlock()
 		return nil, errs.E(errs.Unavailable, "MCP manager is shut down")
 	}
+	err = m.clashLocked(sessionID, name, key)
 	m.mu.Unlock()
-	if m.opts.Added != nil {
+	if err != nil {
+		m.addMu.Unlock()
+		return nil, err
+	}
+	if sessionID == "" && m.opts.Added != nil {
 		row := store.MCPServer{Directory: m.opts.Directory, Name: name, Config: raw, Created: time.Now().UnixMilli()}
 		if err := m.opts.Added.PutMCPServer(ctx, row); err != nil {
+			m.addMu.Unlock()
 			return nil, err
 		}
 	}
 	m.mu.Lock()
-	old := m.servers[name]
-	s := &server{name: name, cfg: cfg, status: Status{Status: Disabled}, added: true, configured: configuredOf(old)}
-	m.servers[name] = s
+	old := m.servers[key]
+	s := &server{name: key, base: name, session: sessionID, cfg: cfg, status: Status{Status: Disabled}, added: true}
+	if sessionID == "" {
+		s.configured = configuredOf(old)
+	}
+	m.servers[key] = s
 	m.mu.Unlock()
+	m.addMu.Unlock()
 	if old != nil {
 		old.op.Lock()
 		m.disconnect(old, Disabled)
@@ -236,9 +293,42 @@ func (m *Manager) Add(ctx context.Context, name string, raw json.RawMessage) (ma
 	if enabled(cfg) {
 		m.connect(ctx, s)
 	} else {
-		m.publishStatus(name, s.status)
+		m.publishStatus(s, s.status)
 	}
 	return m.Status(), nil
+}
+
+// clashLocked refuses a name that would give two servers' tools the same names in one session: a
+// session's server named like a project server, or a project server named like a session's. A
+// session's server replaces only that session's server of the same name. m.mu is held.
+func (m *Manager) clashLocked(sessionID, name, key string) error {
+	clash := func(format string, args ...any) error {
+		return errs.Named(errs.Conflict, "MCPServerNameClashError", format, args...).With("name", name)
+	}
+	if sessionID != "" {
+		if o := m.servers[name]; o != nil && o.session == "" {
+			return clash("MCP server %s is a server of the project, offered to every session; give the session's server another name", name)
+		}
+		if o := m.servers[key]; o != nil && o.session != sessionID {
+			return clash("the name %s is taken by a server of the project", key)
+		}
+		return nil
+	}
+	if o := m.servers[name]; o != nil && o.session != "" {
+		return clash("the name %s is taken by the server %s of session %s", name, o.base, o.session)
+	}
+	var sessions []string
+	for _, o := range m.servers {
+		if o.session != "" && o.base == name {
+			sessions = append(sessions, o.session)
+		}
+	}
+	if len(sessions) > 0 {
+		sort.Strings(sessions)
+		return clash("MCP server %s is connected for session %s; give the project's server another name, or remove the session's first",
+			name, strings.Join(sessions, ", "))
+	}
+	return nil
 }
 
 // configuredOf is the config file's server behind s: s itself, or the one an added server replaced.
@@ -267,7 +357,7 @@ func (m *Manager) Restore(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range rows {
-		s := &server{name: r.Name, status: Status{Status: Disabled}, added: true, configured: configuredOf(m.servers[r.Name])}
+		s := &server{name: r.Name, base: r.Name, status: Status{Status: Disabled}, added: true, configured: configuredOf(m.servers[r.Name])}
 		s.cfg, s.cfgErr = ParseConfig("config", r.Config)
 		if s.cfgErr != nil {
 			s.status = Status{Status: Failed, Error: s.cfgErr.Error()}
@@ -288,11 +378,38 @@ func (m *Manager) Remove(ctx context.Context, name string) (map[string]Status, e
 	if !s.added {
 		return nil, errs.E(errs.Conflict, "MCP server %s is defined in the configuration file; remove it there", name)
 	}
-	if m.opts.Added != nil {
+	if s.session == "" && m.opts.Added != nil {
 		if _, err := m.opts.Added.DeleteMCPServer(ctx, m.opts.Directory, name); err != nil {
 			return nil, err
 		}
 	}
+	m.drop(s)
+	return m.Status(), nil
+}
+
+// EndSession stops and forgets the servers added for a session (AddForSession), as when the
+// session is deleted; it emits mcp.server.removed for each.
+func (m *Manager) EndSession(sessionID string) {
+	if sessionID == "" {
+		return
+	}
+	m.mu.Lock()
+	var gone []*server
+	for _, s := range m.servers {
+		if s.session == sessionID {
+			gone = append(gone, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range gone {
+		m.drop(s)
+	}
+}
+
+// drop disconnects an added server and takes it out of the list; a configured server it replaced
+// comes back, disconnected.
+func (m *Manager) drop(s *server) {
+	name := s.name
 	s.op.Lock()
 	m.disconnect(s, "")
 	s.op.Unlock()
@@ -311,11 +428,14 @@ func (m *Manager) Remove(ctx context.Context, name string) (map[string]Status, e
 	}
 	m.mu.Unlock()
 	if back != nil {
-		m.publishStatus(name, back.status)
+		m.publishStatus(back, back.status)
 	} else {
-		m.publish("", "mcp.server.removed", map[string]any{"server": name})
+		removed := map[string]any{"server": name}
+		if s.session != "" {
+			removed["sessionID"] = s.session
+		}
+		m.publish("", "mcp.server.removed", removed)
 	}
-	return m.Status(), nil
 }
 
 func (m *Manager) lookup(name string) (*server, error) {
@@ -383,7 +503,7 @@ func (m *Manager) connect(ctx context.Context, s *server) Status {
 		m.wg.Go(func() { m.watch(s, c) })
 		m.wg.Go(func() { m.refreshTools(c) })
 	}
-	m.publishStatus(s.name, st)
+	m.publishStatus(s, st)
 	if err == nil {
 		m.publish("", "mcp.tools.changed", map[string]any{"server": s.name})
 	}
@@ -406,7 +526,7 @@ func (m *Manager) disconnect(s *server, status string) {
 		m.publish("", "mcp.tools.changed", map[string]any{"server": s.name})
 	}
 	if changed {
-		m.publishStatus(s.name, st)
+		m.publishStatus(s, st)
 	}
 }
 
@@ -415,6 +535,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*conn, error) {
 	cctx, cancel := context.WithCancel(m.ctx)
 	c := &conn{
 		name:     s.name,
+		base:     s.base,
 		ctx:      cctx,
 		cancel:   cancel,
 		refresh:  make(chan struct{}, 1),
@@ -549,7 +670,7 @@ func (m *Manager) watch(s *server, c *conn) {
 	st := s.status
 	m.mu.Unlock()
 	m.log.Warn("mcp: server failed", "server", s.name, "reason", reason)
-	m.publishStatus(s.name, st)
+	m.publishStatus(s, st)
 	m.publish("", "mcp.tools.changed", map[string]any{"server": s.name})
 }
 
@@ -580,7 +701,7 @@ func (m *Manager) loadTools(ctx context.Context, c *conn) error {
 		if err != nil {
 			return err
 		}
-		tools[QualifiedName(c.name, t.Name)] = t
+		tools[QualifiedName(c.base, t.Name)] = t
 	}
 	m.mu.Lock()
 	c.tools = tools
@@ -608,18 +729,33 @@ func QualifiedName(server, tool string) string {
 // ToolInfo describes one MCP tool offered to the agent.
 type ToolInfo struct {
 	Name        string // qualified: <server>_<tool>
-	Server      string
+	Server      string // the server's own name (a session's server is listed as SessionKey(Server, SessionID))
+	SessionID   string // set for a session's server: the one session it is offered to
 	Tool        string // the server's own name for it
 	Description string
 	InputSchema json.RawMessage
 }
 
-// ToolInfos lists the tools of every connected server, sorted by name.
+// ToolInfos lists the tools of every connected server of the project (offered to every session),
+// sorted by name.
 func (m *Manager) ToolInfos() []ToolInfo {
+	return m.toolInfos("")
+}
+
+// SessionToolInfos lists the tools of the connected servers added for one session only
+// (AddForSession), sorted by name; they are offered to that session besides ToolInfos.
+func (m *Manager) SessionToolInfos(sessionID string) []ToolInfo {
+	if sessionID == "" {
+		return nil
+	}
+	return m.toolInfos(sessionID)
+}
+
+func (m *Manager) toolInfos(sessionID string) []ToolInfo {
 	m.mu.Lock()
 	var out []ToolInfo
 	for _, s := range m.servers {
-		if s.conn == nil {
+		if s.conn == nil || s.session != sessionID {
 			continue
 		}
 		for q, t := range s.conn.tools {
@@ -627,7 +763,7 @@ func (m *Manager) ToolInfos() []ToolInfo {
 			if err != nil || string(schema) == "null" {
 				schema = json.RawMessage(`{"type":"object","properties":{}}`)
 			}
-			out = append(out, ToolInfo{Name: q, Server: s.name, Tool: t.Name, Description: t.Description, InputSchema: schema})
+			out = append(out, ToolInfo{Name: q, Server: s.base, SessionID: s.session, Tool: t.Name, Description: t.Description, InputSchema: schema})
 		}
 	}
 	m.mu.Unlock()
@@ -635,7 +771,8 @@ func (m *Manager) ToolInfos() []ToolInfo {
 	return out
 }
 
-// CallTool calls a tool by its qualified name for the tool call described by info. A -32042 "URL
+// CallTool calls a tool by its qualified name for the tool call described by info: a tool of the
+// project's servers, or of the servers added for info.SessionID only. A -32042 "URL
 // elicitation required" answer becomes pending URL elicitations; once the person accepts them all the
 // call is retried (at most three times). An error result from the server is returned as a result with
 // IsError set; the error return is for calls that could not be made or completed.
@@ -645,7 +782,7 @@ func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawM
 	var t *sdk.Tool
 	var srv string
 	for _, s := range m.servers {
-		if s.conn != nil {
+		if s.conn != nil && (s.session == "" || s.session == info.SessionID) {
 			if tt, ok := s.conn.tools[qualified]; ok {
 				c, t, srv = s.conn, tt, s.name
 				break
@@ -773,12 +910,14 @@ func (m *Manager) publish(dir, typ string, props any) {
 	m.opts.Bus.Emit(m.log, dir, typ, props)
 }
 
-// publishStatus announces a server's new status as mcp.status.changed {server, status, error?}.
-func (m *Manager) publishStatus(name string, st Status) {
+// publishStatus announces a server's new status as mcp.status.changed {server, status, error?,
+// sessionID?}.
+func (m *Manager) publishStatus(s *server, st Status) {
+	st.SessionID = s.session
 	m.publish("", "mcp.status.changed", struct {
 		Server string `json:"server"`
 		Status
-	}{name, st})
+	}{s.name, st})
 }
 
 // Close disconnects every server, stops every local server process, cancels every pending

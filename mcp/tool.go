@@ -12,11 +12,21 @@ import (
 	"tandem/tool"
 )
 
-// Tools returns the tools of every connected server as agent tools named "<server>_<tool>". Each asks
-// permission under its own name (patterns ["*"]) before it runs, since an MCP tool can do anything.
-// The list is a snapshot: call it per turn to pick up servers and tools that changed.
+// Tools returns the tools of every connected server of the project as agent tools named
+// "<server>_<tool>". Each asks permission under its own name (patterns ["*"]) before it runs, since
+// an MCP tool can do anything. The list is a snapshot: call it per turn to pick up servers and tools
+// that changed.
 func (m *Manager) Tools() []tool.Tool {
-	infos := m.ToolInfos()
+	return agentTools(m, m.ToolInfos())
+}
+
+// SessionTools returns, as Tools does, the tools of the servers added for one session only
+// (AddForSession): what that session's turns are offered besides Tools.
+func (m *Manager) SessionTools(sessionID string) []tool.Tool {
+	return agentTools(m, m.SessionToolInfos(sessionID))
+}
+
+func agentTools(m *Manager, infos []ToolInfo) []tool.Tool {
 	out := make([]tool.Tool, len(infos))
 	for i, info := range infos {
 		out[i] = mcpTool{m: m, info: info}

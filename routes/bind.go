@@ -94,6 +94,15 @@ func (b binding) bindParams(r *http.Request, v reflect.Value) error {
 		switch p.where {
 		case "path":
 			raw = chi.URLParam(r, p.name)
+			if r.URL.RawPath != "" {
+				// chi routes the escaped path when there is one, so the parameter is still
+				// escaped: "editor%40ses_…" from a browser's encodeURIComponent is "editor@ses_…".
+				u, err := url.PathUnescape(raw)
+				if err != nil {
+					return errs.E(errs.Invalid, "%s: %v", p.name, err)
+				}
+				raw = u
+			}
 			present = raw != ""
 			if err := checkID(p.name, p.pattern, raw); err != nil {
 				return err

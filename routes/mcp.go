@@ -7,11 +7,14 @@ import (
 
 	"tandem/errs"
 	"tandem/mcp"
+	"tandem/session"
 )
 
 // MCP serves the MCP servers tandem is a client of, and the elicitations they are waiting on.
 type MCP struct {
 	Manager *mcp.Manager
+	// Sessions checks the session a server is added for (POST /mcp with sessionID).
+	Sessions *session.Service
 }
 
 // MCPPath names a configured MCP server in the URL.
@@ -23,6 +26,8 @@ type MCPPath struct {
 type MCPAdd struct {
 	Name   string          `json:"name" required:"true" minLength:"1"`
 	Config json.RawMessage `json:"config" required:"true" description:"OpenCode's McpLocalConfig {type:\"local\", command:[...], cwd?, environment?, enabled?, timeout?} or McpRemoteConfig {type:\"remote\", url, headers?, enabled?, timeout?}."`
+	// SessionID is tandem's extension: the server is the session's alone.
+	SessionID string `json:"sessionID,omitempty" pattern:"^ses" description:"tandem: add the server for this session only. Its tools are offered to that session's turns alone; it is listed as <name>@<sessionID> with sessionID set, is not kept across restarts, and goes when the session is deleted. A project server of the same name is never replaced: 409."`
 }
 
 // Validate refuses a missing name or config before the manager parses the config.
@@ -58,12 +63,26 @@ func (m *MCP) Ops() []Op {
 	return []Op{
 		op(http.MethodGet, "/mcp", "mcp.status", "Get MCP status", func(c *Call, _ *struct{}) (map[string]mcp.Status, error) {
 			return m.Manager.Status(), nil
-		}).doc("Every configured server by name: connected, disabled, failed (with error), needs_auth or needs_client_registration."),
+		}).doc("Every configured server by name: connected, disabled, failed (with error), needs_auth or needs_client_registration. " +
+			"A server added for one session is listed as `<name>@<sessionID>` with `sessionID` (tandem)."),
 		op(http.MethodPost, "/mcp", "mcp.add", "Add MCP server", func(c *Call, in *MCPAdd) (map[string]mcp.Status, error) {
-			return m.Manager.Add(c.Ctx(), in.Name, in.Config)
+			if in.SessionID == "" {
+				return m.Manager.Add(c.Ctx(), in.Name, in.Config)
+			}
+			if m.Sessions == nil {
+				return nil, errs.E(errs.Unavailable, "sessions are not served here")
+			}
+			if _, err := m.Sessions.Get(c.Ctx(), in.SessionID); err != nil {
+				return nil, err
+			}
+			return m.Manager.AddForSession(c.Ctx(), in.SessionID, in.Name, in.Config)
 		}).doc("Adds (or replaces) a server and connects it before answering; one that cannot be reached is listed as failed "+
 			"with the reason. A bad config gets 400 naming the field and changes nothing. The server is kept for this "+
-			"project directory and is back after a restart, until DELETE /mcp/{name} removes it.", 413, 415),
+			"project directory and is back after a restart, until DELETE /mcp/{name} removes it. "+
+			"With `sessionID` (tandem) the server is that session's alone: its tools are offered to that session only, it is "+
+			"listed as `<name>@<sessionID>` with `sessionID`, it is not kept across restarts, and it is removed with the session. "+
+			"A name that a project server and a session's server would share gets 409 (neither replaces the other); "+
+			"an unknown session gets 404.", 404, 409, 413, 415),
 		op(http.MethodDelete, "/mcp/{name}", "mcp.remove", "Remove MCP server", func(c *Call, in *MCPPath) (map[string]mcp.Status, error) {
 			return m.Manager.Remove(c.Ctx(), in.Name)
 		}).doc("Stops a server added with POST /mcp and forgets it, also for later starts (emits mcp.server.removed {server}); "+

@@ -32,6 +32,9 @@ type Agent struct {
 	// Tools lists every tool there is now (built-ins, question, MCP servers' tools); a turn offers
 	// those its agent and its prompt allow.
 	Tools func() []tool.Tool
+	// SessionTools lists the tools offered to one session only, besides Tools (the MCP servers an
+	// editor added for that session); nil: none.
+	SessionTools func(sessionID string) []tool.Tool
 	// Permissions asks before a tool runs; nil lets every call run (tests of the loop alone).
 	Permissions *permission.Service
 	// Questions holds the question tool's questions; with it, a question waiting at a crash

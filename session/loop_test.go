@@ -234,7 +234,7 @@ func TestToolsAreFilteredByTheAgentAndThePrompt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := names(toolsFor(Agent{Tools: all}, tt.agent, tt.switched)); got != tt.want {
+			if got := names(toolsFor(Agent{Tools: all}, "ses_any", tt.agent, tt.switched)); got != tt.want {
 				t.Errorf("offered %q, want %q", got, tt.want)
 			}
 		})
@@ -250,5 +250,48 @@ func TestGETAgentListsTheDefinitionsTheLoopApplies(t *testing.T) {
 	}
 	if plan, _ := agentNamed("plan"); len(plan.info.Permission) != 2 || plan.offers("bash") || plan.offers("edit") {
 		t.Errorf("plan must deny and not offer bash and edit: %+v", plan)
+	}
+}
+
+// namedTool is a tool that is only a name, for tests of which tools are offered.
+type namedTool string
+
+func (n namedTool) Name() string                                         { return string(n) }
+func (n namedTool) Description() string                                  { return "test tool " + string(n) }
+func (n namedTool) Parameters() json.RawMessage                          { return json.RawMessage(`{"type":"object"}`) }
+func (n namedTool) Run(context.Context, *tool.Call) (tool.Result, error) { return tool.Result{}, nil }
+
+func TestASessionsOwnToolsAreOfferedToItAlone(t *testing.T) {
+	ag := Agent{
+		Tools: func() []tool.Tool { return []tool.Tool{namedTool("shared")} },
+		SessionTools: func(sessionID string) []tool.Tool {
+			if sessionID == "ses_editor" {
+				return []tool.Tool{namedTool("editor_read")}
+			}
+			return nil
+		},
+	}
+	build, _ := agentNamed("build")
+	plan, _ := agentNamed("plan")
+	tests := []struct {
+		name    string
+		session string
+		agent   agent
+		want    []string
+	}{
+		{"the session the tools were added for is offered them besides the shared ones", "ses_editor", build, []string{"shared", "editor_read"}},
+		{"another session is offered only the shared ones", "ses_other", build, []string{"shared"}},
+		{"an agent that offers only named tools leaves a session's tools out as well", "ses_editor", plan, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, tl := range toolsFor(ag, tt.session, tt.agent, nil) {
+				got = append(got, tl.Name())
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("offered %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

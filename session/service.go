@@ -36,6 +36,7 @@ type Service struct {
 	ids     *id.Source
 	log     *slog.Logger
 	snaps   *snapshot.Store // nil: no snapshots
+	deleted func(sessionID string)
 	version string
 	now     func() time.Time
 	// updateEvery is Options.UpdateEvery resolved: 0 announces every update.
@@ -66,6 +67,10 @@ type Options struct {
 	// Snapshots records the project's files at each step, for revert and unrevert; nil turns
 	// them off (revert then only hides messages).
 	Snapshots *snapshot.Store
+	// Deleted is told the ID of every session deleted (each child too), after it is gone from
+	// the store and before session.deleted is published: what belonged to it alone (the MCP
+	// servers added for it) ends there. Nil: nobody is told.
+	Deleted func(sessionID string)
 }
 
 // New makes a session service over an open store.
@@ -79,6 +84,7 @@ func New(o Options) *Service {
 		ids:         id.NewSource(),
 		log:         o.Logger,
 		snaps:       o.Snapshots,
+		deleted:     o.Deleted,
 		version:     o.Version,
 		now:         time.Now,
 		status:      make(map[string]Status),
@@ -455,6 +461,9 @@ func (s *Service) Delete(ctx context.Context, sessionID string) error {
 	}
 	if s.loop != nil && s.loop.agent.Permissions != nil {
 		s.loop.agent.Permissions.EndSession(sessionID) // its "session" grants end with it
+	}
+	if s.deleted != nil {
+		s.deleted(sessionID)
 	}
 	s.publish(sess.Directory, "session.deleted", map[string]any{"sessionID": sess.ID, "info": sess})
 	return nil

@@ -183,7 +183,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		defer func() { <-titled }()
 	}
 	def, _ := agentNamed(t.input.Agent) // checked when the prompt was accepted
-	tools := toolsFor(ag, def, t.input.Tools)
+	tools := toolsFor(ag, sid, def, t.input.Tools)
 	specs := make([]provider.ToolSpec, 0, len(tools))
 	byName := make(map[string]tool.Tool, len(tools))
 	for _, tl := range tools {
@@ -608,14 +608,18 @@ func (s *Service) publishMessage(dir string, m Message) {
 	s.publish(dir, "message.updated", map[string]any{"sessionID": m.SessionID, "info": m})
 }
 
-// toolsFor filters every tool there is, once, by what the agent is offered and what the prompt
-// switched off.
-func toolsFor(ag Agent, def agent, switched map[string]bool) []tool.Tool {
-	if ag.Tools == nil {
-		return nil
+// toolsFor filters every tool there is for a session, once, by what the agent is offered and what
+// the prompt switched off.
+func toolsFor(ag Agent, sessionID string, def agent, switched map[string]bool) []tool.Tool {
+	var all []tool.Tool
+	if ag.Tools != nil {
+		all = ag.Tools()
+	}
+	if ag.SessionTools != nil {
+		all = append(all, ag.SessionTools(sessionID)...)
 	}
 	var out []tool.Tool
-	for _, tl := range ag.Tools() {
+	for _, tl := range all {
 		if !def.offers(tl.Name()) {
 			continue
 		}

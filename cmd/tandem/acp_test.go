@@ -5,11 +5,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +18,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"tandem/client"
+	"tandem/mcp"
 	"tandem/permission"
 )
 
@@ -45,6 +43,8 @@ type acpEditor struct {
 	reads   []string
 	// terminals are the commands the editor ran for the agent (when it declares terminals).
 	terminals map[string]*editorTerminal
+	// close disconnects the editor (closes tandem acp's stdin) and waits for tandem acp to exit.
+	close func()
 }
 
 // editorTerminal is one command the test editor runs in a "terminal" of its own.
@@ -267,18 +267,22 @@ func startACPWith(t *testing.T, caps acp.ClientCapabilities, buffers map[string]
 		e.terminals = map[string]*editorTerminal{}
 	}
 	e.conn = acp.NewClientSideConnection(e, stdin, stdout)
-	t.Cleanup(func() {
-		stdin.Close() // the agent ends with its client
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(waitLimit):
-			_ = cmd.Process.Kill()
-			<-done
-			t.Error("tandem acp did not exit when its stdin closed")
-		}
-	})
+	var closing sync.Once
+	e.close = func() {
+		closing.Do(func() {
+			stdin.Close() // the agent ends with its client
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(waitLimit):
+				_ = cmd.Process.Kill()
+				<-done
+				t.Error("tandem acp did not exit when its stdin closed")
+			}
+		})
+	}
+	t.Cleanup(e.close)
 	if !slicesContains(args, "--attach") {
 		select {
 		case e.url = <-found:
@@ -576,28 +580,17 @@ func TestACPOverStdio(t *testing.T) {
 		if err != nil {
 			t.Fatalf("session/new with an MCP server: %v", err)
 		}
-		var status map[string]struct {
-			Status string `json:"status"`
-			Error  string `json:"error"`
+		// The server is the session's alone: listed under its name and the session's, with the
+		// session's ID, and absent from the project's servers.
+		key := string("inner@" + s.SessionId)
+		status := waitMCPStatus(t, e.rest, "the editor's server connected for its session", func(st map[string]mcp.Status) bool {
+			return st[key].Status == "connected"
+		})
+		if status[key].SessionID != string(s.SessionId) {
+			t.Fatalf("GET /mcp: %+v", status)
 		}
-		for deadline := time.Now().Add(waitLimit); ; time.Sleep(100 * time.Millisecond) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/mcp", nil)
-			req.SetBasicAuth("tandem", testPassword)
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = json.NewDecoder(res.Body).Decode(&status)
-			res.Body.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if status["inner"].Status == "connected" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("GET /mcp: %+v", status)
-			}
+		if _, ok := status["inner"]; ok {
+			t.Fatalf("the editor's server is one of the project's: %+v", status)
 		}
 		e.setAnswer(choose("once"))
 		from := e.mark()
@@ -606,6 +599,16 @@ func TestACPOverStdio(t *testing.T) {
 		}
 		if got := agentText(e.since(from)); !strings.Contains(got, "`inner_tandem-sessions` returned:\n{\"sessions\":") {
 			t.Fatalf("the MCP tool's answer: %q", got)
+		}
+
+		// Another session of the same editor, opened without MCP servers, is not offered the tool.
+		other := newACPSession(t, e, project)
+		from = e.mark()
+		if stop := prompt(t, e, other.SessionId, "mcp: inner tandem-sessions {}"); stop != acp.StopReasonEndTurn {
+			t.Fatalf("stop reason %q", stop)
+		}
+		if got := agentText(e.since(from)); !strings.Contains(got, "`inner_tandem-sessions` tool, but it is not available in this session") {
+			t.Fatalf("another session's answer: %q", got)
 		}
 	})
 
@@ -665,6 +668,78 @@ func TestACPOverStdio(t *testing.T) {
 			t.Fatalf("stop reason %q", stop)
 		}
 	})
+
+	t.Run("the MCP servers an attached editor added go when it disconnects, and its session stays", func(t *testing.T) {
+		innerData := t.TempDir() // removed after the editor's MCP server has ended
+		other := startACP(t, env, "--attach", e.url, "--data-dir", data)
+		ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+		defer cancel()
+		s, err := other.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: project, McpServers: []acp.McpServer{{Stdio: &acp.McpServerStdio{
+			Name: "inner", Command: builtBinary(t), Args: []string{"mcp", "--port", "0", "--data-dir", innerData, "--dir", project},
+			Env: []acp.EnvVariable{{Name: "HOME", Value: innerData}, {Name: "XDG_STATE_HOME", Value: innerData}, {Name: "XDG_CONFIG_HOME", Value: innerData},
+				{Name: "TANDEM_SERVER_PASSWORD", Value: "inner"}},
+		}}}})
+		if err != nil {
+			t.Fatalf("session/new with an MCP server: %v", err)
+		}
+		key := string("inner@" + s.SessionId)
+		waitMCPStatus(t, e.rest, "the attached editor's server connected", func(st map[string]mcp.Status) bool {
+			return st[key].Status == "connected" && st[key].SessionID == string(s.SessionId)
+		})
+		other.close()
+		waitMCPStatus(t, e.rest, "the attached editor's server removed", func(st map[string]mcp.Status) bool {
+			_, ok := st[key]
+			return !ok
+		})
+		if _, err := e.rest.Session(ctx, string(s.SessionId)); err != nil {
+			t.Fatalf("the session went with the editor: %v", err)
+		}
+	})
+
+	t.Run("an editor's server named like a project server is refused and leaves no session behind", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+		defer cancel()
+		if err := e.rest.AddMCP(ctx, "projectwide", map[string]any{"type": "local", "command": []string{"/nonexistent"}, "enabled": false}); err != nil {
+			t.Fatal(err)
+		}
+		before, err := e.rest.Sessions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: project, McpServers: []acp.McpServer{{Http: &acp.McpServerHttpInline{
+			Name: "projectwide", Type: "http", Url: "http://127.0.0.1:1/mcp", Headers: []acp.HttpHeader{}}}}})
+		var re *acp.RequestError
+		if !errors.As(err, &re) || !strings.Contains(fmt.Sprint(re.Data), "MCP server projectwide is a server of the project") {
+			t.Fatalf("session/new = %v, want the name clash", err)
+		}
+		after, err := e.rest.Sessions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after) != len(before) {
+			t.Fatalf("sessions before %d, after %d", len(before), len(after))
+		}
+		if err := e.rest.RemoveMCP(ctx, "projectwide"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// waitMCPStatus polls GET /mcp until ok holds.
+func waitMCPStatus(t *testing.T, c *client.Client, what string, ok func(map[string]mcp.Status) bool) map[string]mcp.Status {
+	t.Helper()
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(100 * time.Millisecond) {
+		st, err := c.MCPStatus(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s: GET /mcp = %+v", waitLimit, what, st)
+		}
+	}
 }
 
 // waitPermissionOptions renders a request's options as "id:kind" pairs.

@@ -144,7 +144,7 @@ func (s services) api() *routes.API {
 			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry,
 				SetKey: s.runtime.SetKey, RemoveKey: s.runtime.RemoveKey},
 			&routes.Questions{Service: s.questions},
-			&routes.MCP{Manager: s.mcp},
+			&routes.MCP{Manager: s.mcp, Sessions: s.sessions},
 			&routes.MCPServer{Handler: s.mcpHTTP},
 			&routes.ACPServer{Handler: s.acpHTTP},
 			&routes.Ptys{Manager: s.ptys},
@@ -242,7 +242,10 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 	m.snaps = snapshot.New(snapshot.Options{Dir: filepath.Join(o.Paths.Data, "snapshot"), Logger: o.Logger})
 	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version, Snapshots: m.snaps,
-		Agent: &session.Agent{Providers: m.runtime, Tools: m.tools, Permissions: m.perms, Questions: m.questions}})
+		// A session's own MCP servers (an editor's, added over ACP) are offered to that session
+		// alone and go with it.
+		Deleted: m.mcp.EndSession,
+		Agent:   &session.Agent{Providers: m.runtime, Tools: m.tools, SessionTools: m.mcp.SessionTools, Permissions: m.perms, Questions: m.questions}})
 	// What a crash left waiting: approvals resume their turns; questions and elicitations, whose
 	// turns (and MCP server processes) did not survive, are ended with their events.
 	cutOff, err := m.sessions.Recover(ctx)
