@@ -50,21 +50,11 @@ func (t *translator) ask(ctx context.Context, r permission.Request) {
 	if len(opts) == 0 {
 		return // nothing the editor can choose: it stays in the pending list
 	}
-	actx, cancel := context.WithCancel(ctx)
-	t.mu.Lock()
-	t.waiting[r.ID] = cancel
-	t.mu.Unlock()
-	t.approval.Add(1)
-	go func() {
-		defer t.approval.Done()
-		defer t.withdraw(r.ID)
-		res, err := t.a.conn.RequestPermission(actx, acp.RequestPermissionRequest{
-			SessionId: acp.SessionId(t.as.id), ToolCall: t.askedCall(r), Options: opts,
-			Meta: map[string]any{"tandem": map[string]any{"permissionID": r.ID, "permission": r.Permission, "patterns": r.Patterns}},
-		})
-		if actx.Err() != nil {
-			return // answered elsewhere, or the turn ended
-		}
+	req := acp.RequestPermissionRequest{
+		SessionId: acp.SessionId(t.as.id), ToolCall: t.askedCall(r), Options: opts,
+		Meta: map[string]any{"tandem": map[string]any{"permissionID": r.ID, "permission": r.Permission, "patterns": r.Patterns}},
+	}
+	t.putToEditor(ctx, r.ID, req, func(ctx context.Context, res acp.RequestPermissionResponse, err error) {
 		answer := permission.Reject
 		message := ""
 		switch {
@@ -80,9 +70,30 @@ func (t *translator) ask(ctx context.Context, r permission.Request) {
 		default:
 			message = "the editor cancelled the approval"
 		}
-		if err := t.as.c.ReplyPermission(actx, r.ID, answer, message); err != nil {
+		if err := t.as.c.ReplyPermission(ctx, r.ID, answer, message); err != nil {
 			t.a.log.Debug("acp: permission reply refused (answered elsewhere first?)", "id", r.ID, "err", err)
 		}
+	})
+}
+
+// putToEditor asks the editor req about the pending request id, which meanwhile waits in tandem's
+// list for every other client. When another client answers first, or the turn ends, the editor's
+// prompt is withdrawn and answered never runs; otherwise answered gets the editor's response, or
+// the error it failed with.
+func (t *translator) putToEditor(ctx context.Context, id string, req acp.RequestPermissionRequest, answered func(ctx context.Context, res acp.RequestPermissionResponse, err error)) {
+	actx, cancel := context.WithCancel(ctx)
+	t.mu.Lock()
+	t.waiting[id] = cancel
+	t.mu.Unlock()
+	t.approval.Add(1)
+	go func() {
+		defer t.approval.Done()
+		defer t.withdraw(id)
+		res, err := t.a.conn.RequestPermission(actx, req)
+		if actx.Err() != nil {
+			return // answered elsewhere, or the turn ended
+		}
+		answered(actx, res, err)
 	}()
 }
 
@@ -150,18 +161,11 @@ func (t *translator) askQuestion(ctx context.Context, q question.Request) {
 	kind := acp.ToolKindOther
 	title := info.Question
 	call := acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(id), Title: &title, Kind: &kind}
-	actx, cancel := context.WithCancel(ctx)
-	t.mu.Lock()
-	t.waiting[q.ID] = cancel
-	t.mu.Unlock()
-	t.approval.Add(1)
-	go func() {
-		defer t.approval.Done()
-		defer t.withdraw(q.ID)
-		res, err := t.a.conn.RequestPermission(actx, acp.RequestPermissionRequest{SessionId: acp.SessionId(t.as.id), ToolCall: call, Options: opts,
-			Meta: map[string]any{"tandem": map[string]any{"questionID": q.ID}}})
-		if actx.Err() != nil || err != nil {
-			return // answered elsewhere, the turn ended, or the client could not ask: it waits in the list
+	req := acp.RequestPermissionRequest{SessionId: acp.SessionId(t.as.id), ToolCall: call, Options: opts,
+		Meta: map[string]any{"tandem": map[string]any{"questionID": q.ID}}}
+	t.putToEditor(ctx, q.ID, req, func(ctx context.Context, res acp.RequestPermissionResponse, err error) {
+		if err != nil {
+			return // the editor could not ask: it waits in the list
 		}
 		var answer string
 		if sel := res.Outcome.Selected; sel != nil {
@@ -171,12 +175,12 @@ func (t *translator) askQuestion(ctx context.Context, q question.Request) {
 			}
 		}
 		if answer == "" {
-			err = t.as.c.RejectQuestion(actx, q.ID)
+			err = t.as.c.RejectQuestion(ctx, q.ID)
 		} else {
-			err = t.as.c.ReplyQuestion(actx, q.ID, [][]string{{answer}})
+			err = t.as.c.ReplyQuestion(ctx, q.ID, [][]string{{answer}})
 		}
 		if err != nil {
 			t.a.log.Debug("acp: question answer refused (answered elsewhere first?)", "id", q.ID, "err", err)
 		}
-	}()
+	})
 }

@@ -168,11 +168,20 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 		if json.Unmarshal(ev.Properties, &q) == nil && q.SessionID == t.as.id {
 			t.askQuestion(actx, q)
 		}
-	case "permission.replied", "question.replied", "question.rejected":
+	case "mcp.elicitation.asked":
+		var e client.Elicitation
+		if json.Unmarshal(ev.Properties, &e) == nil && e.SessionID == t.as.id {
+			t.askElicitation(actx, e)
+		}
+	case "permission.replied", "question.replied", "question.rejected", "mcp.elicitation.replied":
 		var r struct {
 			RequestID string `json:"requestID"`
+			ID        string `json:"id"` // mcp.elicitation.replied
 		}
 		if json.Unmarshal(ev.Properties, &r) == nil {
+			if r.RequestID == "" {
+				r.RequestID = r.ID
+			}
 			t.withdraw(r.RequestID)
 		}
 	case "session.error":
