@@ -75,7 +75,17 @@ func (m *MCP) Ops() []Op {
 			if _, err := m.Sessions.Get(c.Ctx(), in.SessionID); err != nil {
 				return nil, err
 			}
-			return m.Manager.AddForSession(c.Ctx(), in.SessionID, in.Name, in.Config)
+			st, err := m.Manager.AddForSession(c.Ctx(), in.SessionID, in.Name, in.Config)
+			if err != nil {
+				return nil, err
+			}
+			// A session deleted while its server connected may have been ended before the server
+			// was listed: look again, so that no server outlives its session.
+			if _, err := m.Sessions.Get(c.Ctx(), in.SessionID); errs.Is(err, errs.NotFound) {
+				m.Manager.EndSession(in.SessionID)
+				return nil, err
+			}
+			return st, nil
 		}).doc("Adds (or replaces) a server and connects it before answering; one that cannot be reached is listed as failed "+
 			"with the reason. A bad config gets 400 naming the field and changes nothing. The server is kept for this "+
 			"project directory and is back after a restart, until DELETE /mcp/{name} removes it. "+

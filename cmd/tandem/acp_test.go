@@ -5,8 +5,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -813,4 +817,105 @@ func TestACPEditorBuffersAndTerminals(t *testing.T) {
 			t.Fatalf("the command's output did not reach the model: %q", got)
 		}
 	})
+}
+
+// TestACPOverHTTPRemovesTheEditorsMCPServersWithItsConnection drives /acp of a running server as a
+// remote editor would: the MCP server it names in session/new (here the same tandem's own MCP
+// endpoint) is the session's, and it goes when the editor ends its connection with DELETE /acp.
+func TestACPOverHTTPRemovesTheEditorsMCPServersWithItsConnection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	data, project := t.TempDir(), t.TempDir()
+	srv := startBinary(t, builtBinary(t), data, project)
+	rest := client.New(srv.url, "tandem", srv.pass)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	send := func(method, conn, body string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, srv.url+"/acp", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.SetBasicAuth("tandem", srv.pass)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		} else {
+			req.Header.Set("Accept", "text/event-stream")
+		}
+		if conn != "" {
+			req.Header.Set("Acp-Connection-Id", conn)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := send(http.MethodPost, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	conn := res.Header.Get("Acp-Connection-Id")
+	if res.StatusCode != http.StatusOK || conn == "" {
+		t.Fatalf("initialize: %d, connection %q", res.StatusCode, conn)
+	}
+	stream := send(http.MethodGet, conn, "")
+	defer stream.Body.Close()
+
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("tandem:"+srv.pass))
+	newSession, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": map[string]any{
+		"cwd": project, "mcpServers": []map[string]any{{"type": "http", "name": "self", "url": srv.url + "/mcp-server",
+			"headers": []map[string]string{{"name": "Authorization", "value": auth}}}}}})
+	if res := send(http.MethodPost, conn, string(newSession)); res.StatusCode != http.StatusAccepted {
+		t.Fatalf("session/new: %d", res.StatusCode)
+	} else {
+		res.Body.Close()
+	}
+	var sid string
+	sc := bufio.NewScanner(stream.Body)
+	for sid == "" && sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var msg struct {
+			ID     *int `json:"id"`
+			Result struct {
+				SessionID string `json:"sessionId"`
+			} `json:"result"`
+			Error json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil {
+			t.Fatal(err)
+		}
+		if msg.ID != nil && *msg.ID == 1 {
+			if msg.Error != nil || msg.Result.SessionID == "" {
+				t.Fatalf("session/new answered %s", line)
+			}
+			sid = msg.Result.SessionID
+		}
+	}
+	if sid == "" {
+		t.Fatalf("the stream ended before session/new was answered: %v", sc.Err())
+	}
+
+	key := "self@" + sid
+	st := waitMCPStatus(t, rest, "the remote editor's server connected for its session", func(st map[string]mcp.Status) bool {
+		return st[key].Status == "connected"
+	})
+	if st[key].SessionID != sid {
+		t.Fatalf("GET /mcp: %+v", st)
+	}
+	if res := send(http.MethodDelete, conn, ""); res.StatusCode != http.StatusAccepted {
+		t.Fatalf("DELETE /acp: %d", res.StatusCode)
+	} else {
+		res.Body.Close()
+	}
+	waitMCPStatus(t, rest, "the remote editor's server removed", func(st map[string]mcp.Status) bool {
+		_, ok := st[key]
+		return !ok
+	})
+	if _, err := rest.Session(ctx, sid); err != nil {
+		t.Fatalf("the session went with the connection: %v", err)
+	}
 }
