@@ -9,6 +9,12 @@
 // keys it generates (POSTed to /push/subscription as the bell would post the browser's); and
 // headless Chromium has no notification UI to tap, so the tap is the service worker's own
 // notificationclick handler (onNotificationClick) run on the notification it displayed.
+//
+// What the service worker displayed is read from its own showNotification calls, recorded once
+// each has resolved (the notification is up), rather than by polling getNotifications: Chromium
+// reconciles its notification store with what is on screen when getNotifications runs, and a poll
+// landing while a notification is being displayed dropped it from the store in two CI runs (the
+// push had arrived, the notification was shown, getNotifications answered [] from then on).
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { missing, startTandem, launchBrowser, loggedInPage, rest, until, shot } from './harness.mjs';
@@ -36,6 +42,15 @@ describe('phone notifications (Web Push)', { skip: why || false }, () => {
     await until(() => page.evaluate(() => !!navigator.serviceWorker.controller), 'the service worker to control the page');
     const reg = await until(() => registrations.find((r) => r.scopeURL === server.base + '/' && !r.isDeleted), 'the registration');
     sw = await until(() => ctx.serviceWorkers().find((w) => w.url() === server.base + '/sw.js'), 'the service worker');
+    await sw.evaluate(() => {
+      self.shownForTest = [];
+      const show = self.registration.showNotification.bind(self.registration);
+      self.registration.showNotification = (title, options = {}) =>
+        show(title, options).then((r) => {
+          self.shownForTest.push({ title, body: options.body || '', tag: options.tag, actions: (options.actions || []).map((a) => a.action + ':' + a.title) });
+          return r;
+        });
+    });
     push = await startPushService(async (data) => {
       delivered.push(JSON.parse(data));
       await cdp.send('ServiceWorker.deliverPushMessage', { origin: server.base + '/', registrationId: reg.registrationId, data });
@@ -51,11 +66,8 @@ describe('phone notifications (Web Push)', { skip: why || false }, () => {
     await server?.stop();
   });
 
-  const notifications = (tag) =>
-    page.evaluate(async (tag) => {
-      const reg = await navigator.serviceWorker.ready;
-      return (await reg.getNotifications(tag ? { tag } : {})).map((n) => ({ title: n.title, body: n.body, tag: n.tag, actions: n.actions.map((a) => a.action + ':' + a.title) }));
-    }, tag);
+  /** The notifications the service worker has displayed for tag, oldest first. */
+  const shown = (tag) => sw.evaluate((tag) => self.shownForTest.filter((n) => n.tag === tag), tag);
 
   async function ask(text) {
     const { data: s } = await rest(server, 'POST', '/session', {});
@@ -76,7 +88,7 @@ describe('phone notifications (Web Push)', { skip: why || false }, () => {
   test('a pushed request shows a notification naming the tool and command, and Approve resolves it', async () => {
     const { sid, req, tag } = await ask('run: echo approved-in-chromium');
     const [note] = await until(async () => {
-      const list = await notifications(tag);
+      const list = await shown(tag);
       return list.length && list[0].actions.length ? list : null;
     }, 'the notification');
     assert.match(note.title, /bash/);
@@ -102,20 +114,19 @@ describe('phone notifications (Web Push)', { skip: why || false }, () => {
       const { data } = await rest(server, 'GET', `/session/${sid}/message`);
       return JSON.stringify(data).includes('approved-in-chromium\\n');
     }, 'the command to run');
-    // The server's resolved push replaces the notification and says who answered. A push the
-    // server retries (its attempt timed out, or the connection dropped) comes a backoff later.
-    let shown;
-    const [done] = await until(
+    // The server's resolved push replaces the notification (same tag) and says who answered.
+    let seen;
+    const done = await until(
       async () => {
-        shown = await notifications(tag);
-        return shown.length && /by web push action/.test(shown[0].title) ? shown : null;
+        seen = await shown(tag);
+        return seen.find((n) => /by web push action/.test(n.title));
       },
       'the notification to say who answered',
       30000,
     ).catch(async (e) => {
       const { data: log } = await rest(server, 'GET', `/notify/delivery?requestID=${req.id}`);
       const pushed = delivered.map((d) => `${d.type}: ${d.title}`);
-      throw new Error(`${e.message}\nshown: ${JSON.stringify(shown)}\npushed: ${JSON.stringify(pushed)}\npush service errors: ${push.errors.join('; ')}\ndelivery log: ${JSON.stringify(log)}`);
+      throw new Error(`${e.message}\nshown: ${JSON.stringify(seen)}\npushed: ${JSON.stringify(pushed)}\npush service errors: ${push.errors.join('; ')}\ndelivery log: ${JSON.stringify(log)}`);
     });
     assert.deepEqual(done.actions, []);
     // The open UI learnt it too, and who it was.
@@ -131,7 +142,7 @@ describe('phone notifications (Web Push)', { skip: why || false }, () => {
     await page.evaluate(() => (location.hash = '#/mcp'));
     await page.keyboard.press('Escape');
     const { sid, req, tag } = await ask('run: echo opened-from-notification');
-    await until(async () => (await notifications(tag)).length > 0, 'the notification');
+    await until(async () => (await shown(tag)).length > 0, 'the notification');
     await page.keyboard.press('Escape'); // the dialog the event opened is hidden again
     await page.locator('[data-testid="pending-dialog"]').waitFor({ state: 'detached' });
 
