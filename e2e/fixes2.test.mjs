@@ -111,6 +111,16 @@ describe('more fixes of issue 20', { skip: why || false }, () => {
       await watcher.locator('[data-testid="mcp-server"][data-name="inui"]').waitFor({ state: 'detached' });
       const left = (await rest(server, 'GET', '/mcp')).data;
       assert.deepEqual(Object.keys(left).sort(), ['broken', 'viarest']);
+
+      // A server of one session (what an editor's becomes over ACP) says whose it is and links there.
+      const { data: mine } = await rest(server, 'POST', '/session', { title: 'The editor’s session' });
+      const scoped = await rest(server, 'POST', '/mcp', { name: 'editor', sessionID: mine.id, config: { type: 'local', command: ['node', everything, 'stdio'] } });
+      assert.equal(scoped.status, 200, JSON.stringify(scoped.data));
+      const editor = card(`editor@${mine.id}`);
+      await editor.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 20000 });
+      assert.equal(await editor.locator('strong').innerText(), 'editor');
+      assert.equal(await editor.locator('[data-testid="mcp-session"]').getAttribute('href'), `#/session/${mine.id}`);
+      assert.match(await editor.innerText(), /offered to that session alone/);
       assert.deepEqual(page.errors, []);
       assert.deepEqual(watcher.errors, []);
       await watcher.context().close();

@@ -34,12 +34,15 @@ export function McpView() {
 function McpServer({ name, st }) {
   const [busy, setBusy] = useState(false);
   const s = statusLabel(st);
-  const prefix = name.replace(/[^a-zA-Z0-9_-]/g, '_') + '_';
-  const tools = (state.mcpTools || []).filter((t) => t.startsWith(prefix));
+  // A server of one session (an editor's, over ACP) is listed as name@sessionID.
+  const sessionID = st?.sessionID || null;
+  const shown = sessionID && name.endsWith('@' + sessionID) ? name.slice(0, -sessionID.length - 1) : name;
+  const prefix = shown.replace(/[^a-zA-Z0-9_-]/g, '_') + '_';
+  const tools = sessionID ? [] : (state.mcpTools || []).filter((t) => t.startsWith(prefix));
   const remove = async () => {
     const ok = await confirmDialog({
-      title: `Remove ${name}?`,
-      body: 'tandem stops it and forgets it, also for later starts.',
+      title: `Remove ${shown}?`,
+      body: sessionID ? 'tandem stops it; that session no longer has its tools.' : 'tandem stops it and forgets it, also for later starts.',
       confirm: 'Remove',
       danger: true,
     });
@@ -75,7 +78,12 @@ function McpServer({ name, st }) {
   return (
     <div class="card" data-testid="mcp-server" data-name={name}>
       <div class="card-head">
-        <strong>{name}</strong>
+        <strong>{shown}</strong>
+        {sessionID && (
+          <a class="muted small" href={`#/session/${sessionID}`} data-testid="mcp-session" title="Its tools are offered to this session alone">
+            for {state.sessions[sessionID]?.title || sessionID}
+          </a>
+        )}
         <span class={'status ' + s} data-testid="mcp-status">
           {s.replace(/_/g, ' ')}
         </span>
@@ -94,7 +102,8 @@ function McpServer({ name, st }) {
         </button>
       </div>
       {st?.error && <div class="error-box">{st.error}</div>}
-      {s === 'connected' && state.mcpTools && (
+      {s === 'connected' && sessionID && <p class="muted small">Its tools are offered to that session alone; it goes when the session is deleted.</p>}
+      {s === 'connected' && !sessionID && state.mcpTools && (
         <details class="tools" open={tools.length <= 8}>
           <summary>
             {tools.length} tool{tools.length === 1 ? '' : 's'}

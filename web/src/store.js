@@ -508,9 +508,13 @@ export function handleEvent(msg) {
       delete state.ptys[p.id];
       break;
     case 'mcp.status.changed': {
-      // {server, status, error?}: a server added by another client appears here at once.
+      // {server, status, error?, sessionID?}: a server added by another client appears here at once.
       const name = p.server || p.name;
-      if (name) state.mcp[name] = typeof p.status === 'string' ? (p.error ? { status: p.status, error: p.error } : { status: p.status }) : p.status;
+      if (name && typeof p.status === 'string') {
+        state.mcp[name] = { status: p.status };
+        if (p.error) state.mcp[name].error = p.error;
+        if (p.sessionID) state.mcp[name].sessionID = p.sessionID;
+      } else if (name) state.mcp[name] = p.status;
       break;
     }
     case 'mcp.server.removed':
