@@ -191,6 +191,7 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 		return nil, err
 	}
 	in.Agent, in.Model = agentName, model
+	in.Parts = withFileContents(sess.Directory, in.Parts)
 
 	// Store the title, the user message and its parts before anything else, in one write:
 	// prompt_async answers only after this.

@@ -201,6 +201,10 @@ func (m *model) complete(path string) {
 	v := m.ta.Value()
 	word := m.completing()
 	m.ta.SetValue(v[:len(v)-len(word)] + "@" + path + " ")
+	if m.completed == nil {
+		m.completed = map[string]bool{}
+	}
+	m.completed[path] = true
 	m.ta.CursorEnd()
 	m.files, m.filesQuery = nil, ""
 }

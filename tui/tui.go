@@ -172,6 +172,7 @@ type model struct {
 
 	files      []string // @ completion candidates
 	filesQuery string
+	completed  map[string]bool // the paths @ completion put in the editor, sent as file parts when still mentioned
 
 	confirmDelete string // the session awaiting y to be deleted
 }
@@ -674,7 +675,14 @@ func (m *model) send() tea.Cmd {
 		}
 	}
 	in := session.PromptInput{Agent: m.agent, Model: model, Parts: []session.PartInput{{Type: "text", Text: text}}}
+	dir := ""
+	if s := m.curSession(); s != nil {
+		dir = s.Directory
+	}
+	completed := m.completed
+	m.completed = nil
 	return func() tea.Msg {
+		in.Parts = append(in.Parts, fileParts(ctx, c, dir, text, completed)...)
 		if err := c.PromptAsync(ctx, sid, in); err != nil {
 			return errMsg{"prompt", err}
 		}

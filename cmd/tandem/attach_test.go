@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"tandem/permission"
+	"tandem/provider/providertest"
 	"tandem/session"
 	"tandem/testenv"
 )
@@ -549,4 +550,67 @@ func TestAttachStopsATurnWithEscEsc(t *testing.T) {
 	sc.keys("Escape")
 	sc.waitGone("working (Esc Esc stops)")
 	sc.waitText("✗ bash $ sleep 120")
+}
+
+// TestAttachSendsMentionedFilesToTheModel has a scripted model answer two prompts: the first
+// @-mentions a file completed with Tab, the second a file typed in full and a file that does not
+// exist. What only the files hold reaches the model; the missing one stays text.
+func TestAttachSendsMentionedFilesToTheModel(t *testing.T) {
+	llm := providertest.NewOpenAI(t,
+		providertest.Turn{Text: []string{"the notes say kumquat"}},
+		providertest.Turn{Text: []string{"one of them is missing"}})
+	td := startTandem(t, setup{env: openAIEnv(llm)})
+	for name, content := range map[string]string{
+		"src/notes.txt": "the password is kumquat-7731\n",
+		"other.txt":     "the colour is vermilion-4412\n",
+	} {
+		path := filepath.Join(td.project, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := attachIn(t, td.base, testPassword)
+	lastRequest := func(t *testing.T, n int) providertest.Request {
+		t.Helper()
+		deadline := time.Now().Add(waitLimit)
+		for len(llm.Requests()) < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("the model got %d requests, want %d", len(llm.Requests()), n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return llm.Requests()[n-1]
+	}
+
+	t.Run("a completed @path goes to the model with its content", func(t *testing.T) {
+		sc := sc.on(t)
+		sc.typeText("what do @src/not")
+		sc.waitText("src/notes.txt   (Tab completes the first)")
+		sc.keys("Tab")
+		sc.waitText("@src/notes.txt")
+		sc.prompt("say?")
+		sc.waitText("┃ what do @src/notes.txt say?", "📎 src/notes.txt", "the notes say kumquat")
+		r := lastRequest(t, 1)
+		if !requestContains(r, "the password is kumquat-7731") || !requestContains(r, "what do @src/notes.txt say?") {
+			t.Fatalf("the model's request lacks the file's content or the mention:\n%s", r.Body)
+		}
+	})
+	t.Run("a typed @path is sent too and a missing file stays text", func(t *testing.T) {
+		sc := sc.on(t)
+		sc.prompt("compare @other.txt with @src/missing.txt")
+		sc.waitText("📎 other.txt", "one of them is missing")
+		if strings.Contains(sc.text(), "📎 src/missing.txt") {
+			t.Fatalf("the missing file shows as attached:\n%s", sc.text())
+		}
+		r := lastRequest(t, 2)
+		if !requestContains(r, "the colour is vermilion-4412") || !requestContains(r, "compare @other.txt with @src/missing.txt") {
+			t.Fatalf("the model's request lacks the typed file's content or the text:\n%s", r.Body)
+		}
+		if requestContains(r, "attached file: src/missing.txt") || requestContains(r, "Contents of src/missing.txt") {
+			t.Fatalf("the missing file was sent as a file:\n%s", r.Body)
+		}
+	})
 }

@@ -1,0 +1,77 @@
+package session
+
+import (
+	"bytes"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// attachedBytes bounds the content of each attached file that goes into the prompt.
+const attachedBytes = 64 * 1024
+
+// withFileContents gives the model what a prompt's files hold, as OpenCode's server does: before each
+// file part whose file:// URL names a regular file inside dir, a synthetic text part carries its
+// content (cut at attachedBytes; a binary file is named, not shown). A part the client already put
+// content before (a synthetic text part, as tandem's commands do), a data: URL, a directory, a missing
+// file and a path that leads outside dir (.., a symlink) are left as they are.
+func withFileContents(dir string, parts []PartInput) []PartInput {
+	if dir == "" {
+		return parts
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return parts
+	}
+	out := make([]PartInput, 0, len(parts))
+	for i, p := range parts {
+		if p.Type == "file" && (i == 0 || !(parts[i-1].Type == "text" && parts[i-1].Synthetic)) {
+			if rel, content, ok := readAttached(root, p.URL); ok {
+				out = append(out, PartInput{Type: "text", Synthetic: true,
+					Text: "Contents of " + rel + " (attached with @" + rel + "):\n" + content})
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// readAttached reads the file a file:// URL names when it is a regular file inside root.
+func readAttached(root, raw string) (rel, content string, ok bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) {
+		return "", "", false
+	}
+	real, err := filepath.EvalSymlinks(filepath.Clean(u.Path))
+	if err != nil {
+		return "", "", false
+	}
+	rel, err = filepath.Rel(root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", "", false
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return "", "", false
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return "", "", false
+	}
+	buf, err := io.ReadAll(io.LimitReader(f, attachedBytes+1))
+	if err != nil {
+		return "", "", false
+	}
+	rel = filepath.ToSlash(rel)
+	switch {
+	case bytes.IndexByte(buf, 0) >= 0:
+		return rel, "(binary file, not shown)", true
+	case len(buf) > attachedBytes:
+		return rel, strings.ToValidUTF8(string(buf[:attachedBytes]), "") + "\n… (cut at " + strconv.Itoa(attachedBytes) + " bytes)", true
+	}
+	return rel, string(buf), true
+}
