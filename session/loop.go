@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -114,6 +115,8 @@ type PartInput struct {
 	Filename  string `json:"filename,omitempty"`
 	URL       string `json:"url,omitempty"`
 	Name      string `json:"name,omitempty"`
+	// Source is where a file part was mentioned (OpenCode's FilePartSource), kept as sent.
+	Source json.RawMessage `json:"source,omitempty"`
 }
 
 // Validate checks a prompt before anything is stored.
@@ -130,6 +133,9 @@ func (in *PromptInput) Validate() error {
 		case "file":
 			if p.URL == "" || p.Mime == "" {
 				return errs.E(errs.Invalid, "parts[%d]: a file part needs url and mime", i)
+			}
+			if len(p.Source) > 0 && !isObject(p.Source) {
+				return errs.E(errs.Invalid, "parts[%d].source: expected an object", i)
 			}
 		case "agent":
 			if p.Name == "" {
@@ -217,7 +223,7 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 			text := pi.Text
 			p.Text = &text
 		case "file":
-			p.Mime, p.Filename, p.URL = pi.Mime, pi.Filename, pi.URL
+			p.Mime, p.Filename, p.URL, p.Source = pi.Mime, pi.Filename, pi.URL, pi.Source
 		case "agent":
 			p.Name = pi.Name
 		}
@@ -319,6 +325,12 @@ func (s *Service) schedule(lp *loop, sessionID string, t *turn) bool {
 		go s.drain(lp, sessionID)
 	}
 	return true
+}
+
+// isObject reports whether raw JSON is an object.
+func isObject(raw json.RawMessage) bool {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
 
 func firstText(parts []PartInput) string {

@@ -67,6 +67,8 @@ func TestPromptInputValidate(t *testing.T) {
 	}{
 		{"one text part is valid", text("hi"), ""},
 		{"a file part with url and mime is valid", PromptInput{Parts: []PartInput{{Type: "file", URL: "file:///a.txt", Mime: "text/plain"}}}, ""},
+		{"a file part's source object is valid", PromptInput{Parts: []PartInput{{Type: "file", URL: "file:///a.txt", Mime: "text/plain", Source: json.RawMessage(`{"type":"file","path":"a.txt","text":{"value":"@a.txt","start":0,"end":6}}`)}}}, ""},
+		{"a file part's source must be an object", PromptInput{Parts: []PartInput{{Type: "file", URL: "file:///a.txt", Mime: "text/plain", Source: json.RawMessage(`"a.txt"`)}}}, "parts[0].source"},
 		{"no parts is refused", PromptInput{}, "at least one part"},
 		{"an empty text is refused", PromptInput{Parts: []PartInput{{Type: "text"}}}, "parts[0].text"},
 		{"a file without mime is refused", PromptInput{Parts: []PartInput{{Type: "file", URL: "file:///a"}}}, "url and mime"},

@@ -275,6 +275,8 @@ type Part struct {
 	Mime     string `json:"mime,omitempty"`
 	Filename string `json:"filename,omitempty"`
 	URL      string `json:"url,omitempty"`
+	// Source is where the file was mentioned in the prompt (OpenCode's FilePartSource), as the client sent it.
+	Source json.RawMessage `json:"source,omitempty"`
 
 	// agent, subtask
 	Name string `json:"name,omitempty"`

@@ -597,6 +597,23 @@ func TestAttachSendsMentionedFilesToTheModel(t *testing.T) {
 		if !requestContains(r, "the password is kumquat-7731") || !requestContains(r, "what do @src/notes.txt say?") {
 			t.Fatalf("the model's request lacks the file's content or the mention:\n%s", r.Body)
 		}
+		var sessions []session.Session
+		td.call(t, http.MethodGet, "/session", "", http.StatusOK, &sessions)
+		if len(sessions) != 1 {
+			t.Fatalf("%d sessions, want 1", len(sessions))
+		}
+		var file *session.Part
+		for _, m := range td.messages(t, sessions[0].ID) {
+			for i, p := range m.Parts {
+				if m.Info.Role == session.RoleUser && p.Type == "file" {
+					file = &m.Parts[i]
+				}
+			}
+		}
+		const want = `{"type":"file","path":"src/notes.txt","text":{"value":"@src/notes.txt","start":8,"end":22}}`
+		if file == nil || file.URL != "file://"+filepath.Join(sessions[0].Directory, "src/notes.txt") || file.Mime != "text/plain" || string(file.Source) != want {
+			t.Fatalf("the stored file part is %+v (source %s), want file://…/src/notes.txt with source %s", file, fileSource(file), want)
+		}
 	})
 	t.Run("a typed @path is sent too and a missing file stays text", func(t *testing.T) {
 		sc := sc.on(t)
@@ -613,4 +630,11 @@ func TestAttachSendsMentionedFilesToTheModel(t *testing.T) {
 			t.Fatalf("the missing file was sent as a file:\n%s", r.Body)
 		}
 	})
+}
+
+func fileSource(p *session.Part) string {
+	if p == nil {
+		return "none"
+	}
+	return string(p.Source)
 }
