@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,11 +14,15 @@ import (
 // attachedBytes bounds the content of each attached file that goes into the prompt.
 const attachedBytes = 64 * 1024
 
+// attachedEntries bounds the entries of each attached directory that go into the prompt.
+const attachedEntries = 500
+
 // withFileContents gives the model what a prompt's files hold, as OpenCode's server does: before each
 // file part whose file:// URL names a regular file inside dir, a synthetic text part carries its
-// content (cut at attachedBytes; a binary file is named, not shown). A part the client already put
-// content before (a synthetic text part, as tandem's commands do), a data: URL, a directory, a missing
-// file and a path that leads outside dir (.., a symlink) are left as they are.
+// content (cut at attachedBytes; a binary file is named, not shown), and before one naming a directory
+// inside dir, its entries. A part the client already put content before (a synthetic text part, as
+// tandem's commands do), a data: URL, a missing file and a path that leads outside dir (.., a symlink)
+// are left as they are.
 func withFileContents(dir string, parts []PartInput) []PartInput {
 	if dir == "" {
 		return parts
@@ -39,7 +44,7 @@ func withFileContents(dir string, parts []PartInput) []PartInput {
 	return out
 }
 
-// readAttached reads the file a file:// URL names when it is a regular file inside root.
+// readAttached reads the file (or lists the directory) a file:// URL names when it is inside root.
 func readAttached(root, raw string) (rel, content string, ok bool) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) {
@@ -59,14 +64,20 @@ func readAttached(root, raw string) (rel, content string, ok bool) {
 	}
 	defer f.Close()
 	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
+	if err != nil {
+		return "", "", false
+	}
+	rel = filepath.ToSlash(rel)
+	if info.IsDir() {
+		return listAttached(f, rel)
+	}
+	if !info.Mode().IsRegular() {
 		return "", "", false
 	}
 	buf, err := io.ReadAll(io.LimitReader(f, attachedBytes+1))
 	if err != nil {
 		return "", "", false
 	}
-	rel = filepath.ToSlash(rel)
 	switch {
 	case bytes.IndexByte(buf, 0) >= 0:
 		return rel, "(binary file, not shown)", true
@@ -74,4 +85,33 @@ func readAttached(root, raw string) (rel, content string, ok bool) {
 		return rel, strings.ToValidUTF8(string(buf[:attachedBytes]), "") + "\n… (cut at " + strconv.Itoa(attachedBytes) + " bytes)", true
 	}
 	return rel, string(buf), true
+}
+
+// listAttached is an attached directory as the model reads it: its entries, one level, sorted,
+// directories ending in "/", .git left out, at most attachedEntries.
+func listAttached(f *os.File, rel string) (string, string, bool) {
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return "", "", false
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		switch {
+		case e.Name() == ".git":
+		case e.IsDir():
+			names = append(names, e.Name()+"/")
+		default:
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	more := ""
+	if len(names) > attachedEntries {
+		more = "\n… (" + strconv.Itoa(len(names)-attachedEntries) + " more)"
+		names = names[:attachedEntries]
+	}
+	if rel == "." {
+		rel = ""
+	}
+	return rel + "/", strings.Join(names, "\n") + more, true
 }

@@ -21,6 +21,7 @@ func TestWithFileContents(t *testing.T) {
 		return path
 	}
 	notes := write(filepath.Join(dir, "src", "notes.txt"), "only the file says kumquat\n")
+	write(filepath.Join(dir, "src", "sub", "deep.txt"), "one level only")
 	big := write(filepath.Join(dir, "big.txt"), strings.Repeat("x", attachedBytes+10))
 	bin := write(filepath.Join(dir, "blob.bin"), "a\x00b")
 	secret := write(filepath.Join(outside, "secret.txt"), "not for the model")
@@ -49,8 +50,10 @@ func TestWithFileContents(t *testing.T) {
 			[]PartInput{file(filepath.Join(dir, "..", filepath.Base(outside), "secret.txt"))}, ""},
 		{"a missing file is not read",
 			[]PartInput{file(filepath.Join(dir, "gone.txt"))}, ""},
-		{"a directory is not read",
-			[]PartInput{file(filepath.Join(dir, "src"))}, ""},
+		{"a directory inside the project is listed",
+			[]PartInput{{Type: "file", Mime: "application/x-directory", Filename: "src/", URL: "file://" + filepath.Join(dir, "src")}}, "Contents of src/ (attached with @src/):\nnotes.txt\nsub/"},
+		{"a directory outside the project is not listed",
+			[]PartInput{{Type: "file", Mime: "application/x-directory", Filename: "x/", URL: "file://" + outside}}, ""},
 		{"a data URL is left alone",
 			[]PartInput{{Type: "file", Mime: "image/png", URL: "data:image/png;base64,AAAA"}}, ""},
 		{"content the client already sent is not sent twice",

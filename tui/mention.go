@@ -71,9 +71,9 @@ type fileSource struct {
 
 // fileParts are the file parts of a prompt, as OpenCode's TUI sends them: one per @path that names a
 // file of the project — completed from the server's list, or listed by it now — with its absolute
-// path under dir (the session's directory, on the server's machine) and where the text mentions it.
-// A directory (path/), a path outside the project and a missing file stay text only; the text keeps
-// every mention.
+// path under dir (the session's directory, on the server's machine) and where the text mentions it;
+// a directory (path/, as the server lists it) goes as application/x-directory. A path outside the
+// project and a missing file stay text only; the text keeps every mention.
 func fileParts(ctx context.Context, c fileLister, dir, text string, completed map[string]bool) []session.PartInput {
 	if dir == "" {
 		return nil
@@ -81,7 +81,7 @@ func fileParts(ctx context.Context, c fileLister, dir, text string, completed ma
 	var out []session.PartInput
 	for _, m := range mentions(text) {
 		p := m.path
-		if strings.HasSuffix(p, "/") || path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") {
+		if path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") {
 			continue
 		}
 		if !completed[p] {
@@ -96,7 +96,11 @@ func fileParts(ctx context.Context, c fileLister, dir, text string, completed ma
 		if err != nil {
 			continue
 		}
-		out = append(out, session.PartInput{Type: "file", Mime: "text/plain", Filename: p,
+		mime := "text/plain"
+		if strings.HasSuffix(p, "/") {
+			mime = "application/x-directory" // the server lists it
+		}
+		out = append(out, session.PartInput{Type: "file", Mime: mime, Filename: p,
 			URL: "file://" + path.Join(dir, p), Source: raw})
 	}
 	return out

@@ -558,7 +558,8 @@ func TestAttachStopsATurnWithEscEsc(t *testing.T) {
 func TestAttachSendsMentionedFilesToTheModel(t *testing.T) {
 	llm := providertest.NewOpenAI(t,
 		providertest.Turn{Text: []string{"the notes say kumquat"}},
-		providertest.Turn{Text: []string{"one of them is missing"}})
+		providertest.Turn{Text: []string{"one of them is missing"}},
+		providertest.Turn{Text: []string{"src holds notes"}})
 	td := startTandem(t, setup{env: openAIEnv(llm)})
 	for name, content := range map[string]string{
 		"src/notes.txt": "the password is kumquat-7731\n",
@@ -628,6 +629,15 @@ func TestAttachSendsMentionedFilesToTheModel(t *testing.T) {
 		}
 		if requestContains(r, "attached file: src/missing.txt") || requestContains(r, "Contents of src/missing.txt") {
 			t.Fatalf("the missing file was sent as a file:\n%s", r.Body)
+		}
+	})
+	t.Run("a directory goes with its listing", func(t *testing.T) {
+		sc := sc.on(t)
+		sc.prompt("what is in @src/")
+		sc.waitText("📎 src/", "src holds notes")
+		r := lastRequest(t, 3)
+		if !requestContains(r, "Contents of src/ (attached with @src/):\nnotes.txt") {
+			t.Fatalf("the model's request lacks the directory's listing:\n%s", r.Body)
 		}
 	})
 }
