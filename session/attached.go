@@ -24,17 +24,25 @@ const attachedEntries = 500
 // tandem's commands do), a data: URL, a missing file and a path that leads outside dir (.., a symlink)
 // are left as they are.
 func withFileContents(dir string, parts []PartInput) []PartInput {
-	if dir == "" {
+	if dir == "" || !slices.ContainsFunc(parts, func(p PartInput) bool { return p.Type == "file" }) {
 		return parts
 	}
-	root, err := filepath.EvalSymlinks(dir)
+	// Every read goes through an os.Root of the directory: a path that leaves it, by .. or by a
+	// symlink, is refused by the kernel-backed lookup, also when a link is swapped in between.
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return parts
+	}
+	defer root.Close()
+	// A client names the file under the directory as it knows it, or as its real path.
+	names := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != names[0] {
+		names = append(names, real)
 	}
 	out := make([]PartInput, 0, len(parts))
 	for i, p := range parts {
 		if p.Type == "file" && (i == 0 || !(parts[i-1].Type == "text" && parts[i-1].Synthetic)) {
-			if rel, content, ok := readAttached(root, p.URL); ok {
+			if rel, content, ok := readAttached(root, names, p.URL); ok {
 				out = append(out, PartInput{Type: "text", Synthetic: true,
 					Text: "Contents of " + rel + " (attached with @" + rel + "):\n" + content})
 			}
@@ -44,21 +52,25 @@ func withFileContents(dir string, parts []PartInput) []PartInput {
 	return out
 }
 
-// readAttached reads the file (or lists the directory) a file:// URL names when it is inside root.
-func readAttached(root, raw string) (rel, content string, ok bool) {
+// readAttached reads the file (or lists the directory) a file:// URL names when it is inside root,
+// which the names are the paths of.
+func readAttached(root *os.Root, names []string, raw string) (rel, content string, ok bool) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) {
 		return "", "", false
 	}
-	real, err := filepath.EvalSymlinks(filepath.Clean(u.Path))
-	if err != nil {
+	path := filepath.Clean(u.Path)
+	rel = ""
+	for _, name := range names {
+		if r, err := filepath.Rel(name, path); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			rel = r
+			break
+		}
+	}
+	if rel == "" {
 		return "", "", false
 	}
-	rel, err = filepath.Rel(root, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", "", false
-	}
-	f, err := os.Open(real)
+	f, err := root.Open(rel)
 	if err != nil {
 		return "", "", false
 	}
