@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -101,14 +100,7 @@ func TestACPPutsAnMCPServersRequestToTheEditor(t *testing.T) {
 		mu.Lock()
 		mcpAsked = nil
 		mu.Unlock()
-		stopped := make(chan acp.StopReason, 1)
-		go func() {
-			res, err := e.conn.Prompt(ctx, acp.PromptRequest{SessionId: s.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("mcp: everything trigger-elicitation-request {}")}})
-			if err != nil {
-				t.Errorf("prompt: %v", err)
-			}
-			stopped <- res.StopReason
-		}()
+		stopped := promptAsync(t, e, s.SessionId, "mcp: everything trigger-elicitation-request {}")
 		var form client.Elicitation
 		testenv.Eventually(t, "the form to wait in GET /mcp/elicitation", func() bool {
 			list, err := e.rest.Elicitations(ctx)
@@ -124,14 +116,7 @@ func TestACPPutsAnMCPServersRequestToTheEditor(t *testing.T) {
 		if err := e.rest.ReplyElicitation(ctx, form.ID, "accept", map[string]any{"name": "Ada Lovelace"}); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case stop := <-stopped:
-			if stop != acp.StopReasonEndTurn {
-				t.Fatalf("stop reason %q", stop)
-			}
-		case <-time.After(waitLimit):
-			t.Fatal("the turn did not end after the form was answered over REST")
-		}
+		awaitStop(t, stopped, acp.StopReasonEndTurn, "the turn whose form REST answered")
 		if len(asked()) != 0 {
 			raw, _ := json.Marshal(asked())
 			t.Fatalf("the editor was asked about a form it cannot fill in: %s", raw)

@@ -339,6 +339,35 @@ func prompt(t *testing.T, e *acpEditor, sid acp.SessionId, text string) acp.Stop
 	return res.StopReason
 }
 
+// promptAsync sends a prompt without waiting for its turn to end; the channel gets its stop reason.
+func promptAsync(t *testing.T, e *acpEditor, sid acp.SessionId, text string) <-chan acp.StopReason {
+	t.Helper()
+	done := make(chan acp.StopReason, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+		defer cancel()
+		res, err := e.conn.Prompt(ctx, acp.PromptRequest{SessionId: sid, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+		if err != nil {
+			t.Errorf("prompt %q: %v", text, err)
+		}
+		done <- res.StopReason
+	}()
+	return done
+}
+
+// awaitStop waits, with a deadline, for what ends the prompt and checks its stop reason.
+func awaitStop(t *testing.T, done <-chan acp.StopReason, want acp.StopReason, what string) {
+	t.Helper()
+	select {
+	case stop := <-done:
+		if stop != want {
+			t.Fatalf("%s: stop reason %q, want %q", what, stop, want)
+		}
+	case <-time.After(waitLimit):
+		t.Fatalf("%s did not end within %s", what, waitLimit)
+	}
+}
+
 func newACPSession(t *testing.T, e *acpEditor, cwd string) acp.NewSessionResponse {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
@@ -501,16 +530,7 @@ func TestACPOverStdio(t *testing.T) {
 			return acp.RequestPermissionResponse{}, ctx.Err()
 		})
 		from := e.mark()
-		done := make(chan acp.StopReason, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
-			defer cancel()
-			res, err := e.conn.Prompt(ctx, acp.PromptRequest{SessionId: s.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("run: echo answered-over-rest")}})
-			if err != nil {
-				t.Errorf("prompt: %v", err)
-			}
-			done <- res.StopReason
-		}()
+		done := promptAsync(t, e, s.SessionId, "run: echo answered-over-rest")
 		e.waitFor(t, "the editor to be asked", func() bool {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -539,9 +559,7 @@ func TestACPOverStdio(t *testing.T) {
 		case <-time.After(waitLimit):
 			t.Fatal("the editor's prompt was not withdrawn")
 		}
-		if stop := <-done; stop != acp.StopReasonEndTurn {
-			t.Fatalf("stop reason %q", stop)
-		}
+		awaitStop(t, done, acp.StopReasonEndTurn, "the prompt answered over REST")
 		if got := agentText(e.since(from)); !strings.Contains(got, "answered-over-rest") {
 			t.Fatalf("the command allowed over REST did not run: %q", got)
 		}
@@ -619,29 +637,12 @@ func TestACPOverStdio(t *testing.T) {
 	t.Run("session/cancel stops a running turn and the prompt answers cancelled", func(t *testing.T) {
 		s := newACPSession(t, e, project)
 		from := e.mark()
-		done := make(chan acp.StopReason, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
-			defer cancel()
-			res, err := e.conn.Prompt(ctx, acp.PromptRequest{SessionId: s.SessionId,
-				Prompt: []acp.ContentBlock{acp.TextBlock("slow: one two three four five six seven eight nine ten eleven twelve")}})
-			if err != nil {
-				t.Errorf("prompt: %v", err)
-			}
-			done <- res.StopReason
-		}()
+		done := promptAsync(t, e, s.SessionId, "slow: one two three four five six seven eight nine ten eleven twelve")
 		e.waitFor(t, "the first words", func() bool { return agentText(e.since(from)) != "" })
 		if err := e.conn.Cancel(t.Context(), acp.CancelNotification{SessionId: s.SessionId}); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case stop := <-done:
-			if stop != acp.StopReasonCancelled {
-				t.Fatalf("stop reason %q", stop)
-			}
-		case <-time.After(waitLimit):
-			t.Fatal("the prompt did not end after session/cancel")
-		}
+		awaitStop(t, done, acp.StopReasonCancelled, "the prompt after session/cancel")
 		if got := agentText(e.since(from)); strings.Contains(got, "twelve") {
 			t.Fatalf("the whole answer streamed despite the cancel: %q", got)
 		}
