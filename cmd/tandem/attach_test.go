@@ -618,7 +618,9 @@ func TestAttachSendsMentionedFilesToTheModel(t *testing.T) {
 	})
 	t.Run("a typed @path is sent too and a missing file stays text", func(t *testing.T) {
 		sc := sc.on(t)
-		sc.prompt("compare @other.txt with @src/missing.txt")
+		// Words after the last mention: with the cursor in an @word, Enter takes the first completion
+		// (once the candidates have arrived, which under load is a race with the key).
+		sc.prompt("compare @other.txt with @src/missing.txt please")
 		sc.waitText("📎 other.txt", "one of them is missing")
 		if strings.Contains(sc.text(), "📎 src/missing.txt") {
 			t.Fatalf("the missing file shows as attached:\n%s", sc.text())
@@ -633,7 +635,7 @@ func TestAttachSendsMentionedFilesToTheModel(t *testing.T) {
 	})
 	t.Run("a directory goes with its listing", func(t *testing.T) {
 		sc := sc.on(t)
-		sc.prompt("what is in @src/")
+		sc.prompt("what is in @src/ today")
 		sc.waitText("📎 src/", "src holds notes")
 		r := lastRequest(t, 3)
 		if !requestContains(r, "Contents of src/ (attached with @src/):\nnotes.txt") {
