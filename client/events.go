@@ -1,14 +1,15 @@
 package client
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
-	"strings"
 	"time"
+
+	"tandem/sse"
 )
 
 // Event is one frame of the server's event stream.
@@ -113,42 +114,31 @@ func (s *Stream) connect(ctx context.Context, last *string) (int, error) {
 	if res.StatusCode != http.StatusOK {
 		return 0, &Error{Status: res.StatusCode, Name: http.StatusText(res.StatusCode)}
 	}
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	frames := sse.NewReader(res.Body)
 	n := 0
-	var id, data strings.Builder
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if data.Len() > 0 {
-				var frame struct {
-					Type       string          `json:"type"`
-					Properties json.RawMessage `json:"properties"`
-				}
-				if err := json.Unmarshal([]byte(data.String()), &frame); err == nil {
-					ev := Event{ID: id.String(), Type: frame.Type, Properties: frame.Properties}
-					select {
-					case s.events <- ev:
-					case <-ctx.Done():
-						return n, ctx.Err()
-					}
-					n++
-				}
-				if id.Len() > 0 {
-					*last = id.String()
-				}
+	for {
+		f, err := frames.Next()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		var frame struct {
+			Type       string          `json:"type"`
+			Properties json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(f.Data, &frame); err == nil {
+			ev := Event{ID: f.ID, Type: frame.Type, Properties: frame.Properties}
+			select {
+			case s.events <- ev:
+			case <-ctx.Done():
+				return n, ctx.Err()
 			}
-			id.Reset()
-			data.Reset()
-		case strings.HasPrefix(line, "id:"):
-			id.WriteString(strings.TrimSpace(strings.TrimPrefix(line, "id:")))
-		case strings.HasPrefix(line, "data:"):
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+			n++
+		}
+		if f.ID != "" {
+			*last = f.ID
 		}
 	}
-	return n, sc.Err()
 }

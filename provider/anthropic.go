@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"tandem/sse"
 )
 
 // AnthropicBaseURL is the endpoint used when no baseURL is configured.
@@ -97,9 +99,9 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, emit func(Event) er
 		tools      = map[int64]*pendingCall{}
 		initial    = map[int64]string{} // tool input sent whole in content_block_start
 	)
-	events := newSSEReader(resp.Body)
+	events := sse.NewReader(resp.Body)
 	for {
-		sse, err := events.next()
+		frame, err := events.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -108,11 +110,11 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, emit func(Event) er
 		}
 		w.kick()
 		var ev anthropicEvent
-		if err := json.Unmarshal(sse.Data, &ev); err != nil {
+		if err := json.Unmarshal(frame.Data, &ev); err != nil {
 			return unreadable(p.id, err)
 		}
-		if sse.Type == "error" || ev.Type == "error" {
-			return failure(ctx, w, p.id, streamFailure(sse.Data), failureOf)
+		if frame.Type == "error" || ev.Type == "error" {
+			return failure(ctx, w, p.id, streamFailure(frame.Data), failureOf)
 		}
 		switch ev.Type {
 		case "message_start":

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"tandem/sse"
 )
 
 // OpenAIBaseURL is the endpoint used when no baseURL is configured.
@@ -95,9 +97,9 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(Event) error
 		finish string
 		usage  Usage
 	)
-	events := newSSEReader(resp.Body)
+	events := sse.NewReader(resp.Body)
 	for {
-		ev, err := events.next()
+		ev, err := events.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,85 +10,6 @@ import (
 	"net/http"
 	"strings"
 )
-
-// maxSSEEvent bounds one event of a provider's stream, so a server that never ends a line cannot
-// make tandem buffer without limit. A chunk of a streamed answer is a few hundred bytes.
-const maxSSEEvent = 16 << 20
-
-// sseEvent is one event of a text/event-stream body.
-type sseEvent struct {
-	Type string // the event field; empty when the server sent none
-	Data []byte // the data lines joined with newlines; valid until the next call to next
-}
-
-// sseReader reads a text/event-stream body as the WHATWG format defines it: data lines are
-// joined with newlines and dispatched at a blank line; comments, id and retry are skipped; an
-// event the body ends in the middle of is dropped.
-type sseReader struct {
-	r     *bufio.Reader
-	line  []byte
-	data  []byte
-	event string
-}
-
-func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 32<<10)}
-}
-
-// next returns the next event, or io.EOF once the body has ended.
-func (s *sseReader) next() (sseEvent, error) {
-	s.data, s.event = s.data[:0], ""
-	hasData := false
-	for {
-		line, err := s.readLine()
-		if err != nil {
-			return sseEvent{}, err
-		}
-		if len(line) == 0 {
-			if !hasData {
-				s.event = ""
-				continue
-			}
-			return sseEvent{Type: s.event, Data: bytes.TrimSuffix(s.data, []byte{'\n'})}, nil
-		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value, _ := bytes.Cut(line, []byte{':'})
-		value = bytes.TrimPrefix(value, []byte{' '})
-		switch string(field) {
-		case "data":
-			if len(s.data)+len(value) > maxSSEEvent {
-				return sseEvent{}, fmt.Errorf("an event of the stream is larger than %d MiB", maxSSEEvent>>20)
-			}
-			s.data = append(append(s.data, value...), '\n')
-			hasData = true
-		case "event":
-			s.event = string(value)
-		}
-	}
-}
-
-// readLine returns the next line without its line ending (LF, CRLF or CR before LF).
-func (s *sseReader) readLine() ([]byte, error) {
-	s.line = s.line[:0]
-	for {
-		chunk, err := s.r.ReadSlice('\n')
-		s.line = append(s.line, chunk...)
-		switch {
-		case err == nil:
-			return bytes.TrimSuffix(bytes.TrimSuffix(s.line, []byte{'\n'}), []byte{'\r'}), nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			if len(s.line) > maxSSEEvent {
-				return nil, fmt.Errorf("a line of the stream is longer than %d MiB", maxSSEEvent>>20)
-			}
-		case errors.Is(err, io.EOF) && len(s.line) > 0:
-			return nil, io.ErrUnexpectedEOF // the body ended in the middle of a line
-		default:
-			return nil, err
-		}
-	}
-}
 
 // statusFailure is a provider's refusal: a response other than 2xx, or an error event inside a
 // stream that had started (status 200).
