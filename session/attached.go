@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"tandem/files"
 )
 
 // attachedBytes bounds the content of each attached file that goes into the prompt.
@@ -27,22 +29,10 @@ func withFileContents(dir string, parts []PartInput) []PartInput {
 	if dir == "" || !slices.ContainsFunc(parts, func(p PartInput) bool { return p.Type == "file" }) {
 		return parts
 	}
-	// Every read goes through an os.Root of the directory: a path that leaves it, by .. or by a
-	// symlink, is refused by the kernel-backed lookup, also when a link is swapped in between.
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return parts
-	}
-	defer root.Close()
-	// A client names the file under the directory as it knows it, or as its real path.
-	names := []string{filepath.Clean(dir)}
-	if real, err := filepath.EvalSymlinks(dir); err == nil && real != names[0] {
-		names = append(names, real)
-	}
 	out := make([]PartInput, 0, len(parts))
 	for i, p := range parts {
 		if p.Type == "file" && (i == 0 || !(parts[i-1].Type == "text" && parts[i-1].Synthetic)) {
-			if rel, content, ok := readAttached(root, names, p.URL); ok {
+			if rel, content, ok := readAttached(dir, p.URL); ok {
 				out = append(out, PartInput{Type: "text", Synthetic: true,
 					Text: "Contents of " + rel + " (attached with @" + rel + "):\n" + content})
 			}
@@ -52,25 +42,19 @@ func withFileContents(dir string, parts []PartInput) []PartInput {
 	return out
 }
 
-// readAttached reads the file (or lists the directory) a file:// URL names when it is inside root,
-// which the names are the paths of.
-func readAttached(root *os.Root, names []string, raw string) (rel, content string, ok bool) {
+// readAttached reads the file (or lists the directory) a file:// URL names when it is inside dir:
+// files.Resolve refuses a path that leaves it lexically or through a symlink, and files.OpenInside
+// opens it through an os.Root, so a link swapped in after the check cannot lead outside either.
+func readAttached(dir, raw string) (rel, content string, ok bool) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) {
 		return "", "", false
 	}
-	path := filepath.Clean(u.Path)
-	rel = ""
-	for _, name := range names {
-		if r, err := filepath.Rel(name, path); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			rel = r
-			break
-		}
-	}
-	if rel == "" {
+	target, err := files.Resolve(dir, u.Path)
+	if err != nil {
 		return "", "", false
 	}
-	f, err := root.Open(rel)
+	f, err := files.OpenInside(dir, target)
 	if err != nil {
 		return "", "", false
 	}
@@ -79,7 +63,7 @@ func readAttached(root *os.Root, names []string, raw string) (rel, content strin
 	if err != nil {
 		return "", "", false
 	}
-	rel = filepath.ToSlash(rel)
+	rel = target.Rel
 	if info.IsDir() {
 		return listAttached(f, rel)
 	}
