@@ -188,10 +188,7 @@ func TestAttachSaysWhoAnsweredElsewhere(t *testing.T) {
 		if len(waiting) != 1 {
 			t.Fatalf("pending questions: %+v", waiting)
 		}
-		status, body := td.request(t, http.MethodPost, "/question/"+waiting[0].ID+"/reply", `{"answers":[["SQLite"]]}`, "User-Agent", "curl/8.0")
-		if status != http.StatusOK {
-			t.Fatalf("reply: %d %s", status, body)
-		}
+		td.answerAs(t, "curl/8.0", "/question/"+waiting[0].ID+"/reply", `{"answers":[["SQLite"]]}`)
 		sc.waitText("answered by curl/8.0 (SQLite)", `"Which database?"="SQLite"`)
 		sc.waitGone("Type your own answer")
 	})
@@ -204,10 +201,7 @@ func TestAttachSaysWhoAnsweredElsewhere(t *testing.T) {
 		if len(waiting) != 1 {
 			t.Fatalf("pending questions: %+v", waiting)
 		}
-		status, body := td.request(t, http.MethodPost, "/question/"+waiting[0].ID+"/reject", "", "User-Agent", "curl/8.0")
-		if status != http.StatusOK {
-			t.Fatalf("reject: %d %s", status, body)
-		}
+		td.answerAs(t, "curl/8.0", "/question/"+waiting[0].ID+"/reject", "")
 		sc.waitText("answered by curl/8.0 (dismissed)")
 		sc.waitGone("Type your own answer")
 	})
@@ -222,10 +216,7 @@ func TestAttachSaysWhoAnsweredElsewhere(t *testing.T) {
 		if len(waiting) != 1 {
 			t.Fatalf("pending elicitations: %+v", waiting)
 		}
-		status, body := td.request(t, http.MethodPost, "/mcp/elicitation/"+waiting[0].ID+"/reply", `{"action":"decline"}`, "User-Agent", "curl/8.0")
-		if status != http.StatusOK {
-			t.Fatalf("reply: %d %s", status, body)
-		}
+		td.answerAs(t, "curl/8.0", "/mcp/elicitation/"+waiting[0].ID+"/reply", `{"action":"decline"}`)
 		sc.waitText("answered by curl/8.0 (decline)", "✓ everything_trigger-elicitation-request")
 		sc.waitGone("MCP server everything asks")
 	})

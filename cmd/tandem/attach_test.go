@@ -267,10 +267,7 @@ func TestAttachClosesADialogAnsweredElsewhere(t *testing.T) {
 	if len(pending) != 1 {
 		t.Fatalf("pending: %+v", pending)
 	}
-	status, body := td.request(t, http.MethodPost, "/permission/"+pending[0].ID+"/reply", `{"reply":"once"}`, "User-Agent", "curl/8.0")
-	if status != http.StatusOK {
-		t.Fatalf("reply: %d %s", status, body)
-	}
+	td.answerAs(t, "curl/8.0", "/permission/"+pending[0].ID+"/reply", `{"reply":"once"}`)
 	sc.waitText("answered by curl/8.0 (once)", "✓ bash $ echo answered-over-rest")
 	sc.waitGone("Permission: bash")
 }

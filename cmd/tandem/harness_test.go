@@ -166,6 +166,14 @@ func (td *tandem) try(method, path, body string, headers ...string) (int, []byte
 
 // request sends an authenticated request. A non-empty body is JSON unless a Content-Type header is
 // given; headers are name, value pairs.
+// answerAs POSTs an answer as another client does, named by its User-Agent, and requires a 200.
+func (td *tandem) answerAs(tb testing.TB, userAgent, path, body string) {
+	tb.Helper()
+	if status, b := td.request(tb, http.MethodPost, path, body, "User-Agent", userAgent); status != http.StatusOK {
+		tb.Fatalf("POST %s as %s: %d %s", path, userAgent, status, b)
+	}
+}
+
 func (td *tandem) request(tb testing.TB, method, path, body string, headers ...string) (int, []byte) {
 	tb.Helper()
 	status, b, err := td.try(method, path, body, headers...)

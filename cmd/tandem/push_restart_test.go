@@ -26,10 +26,7 @@ func TestANotificationOutlivesACrash(t *testing.T) {
 	}
 	crashed := td.startChild(t)
 
-	var key struct{ PublicKey string }
-	td.call(t, http.MethodGet, "/push/vapid", "", http.StatusOK, &key)
-	body, _ := json.Marshal(ps.Subscribe(t, key.PublicKey))
-	td.call(t, http.MethodPost, "/push/subscription", string(body), http.StatusOK, nil)
+	td.subscribeBrowser(t, ps)
 
 	sid := td.newSession(t)
 	events := td.subscribe(t)

@@ -85,11 +85,7 @@ func TestWebPushApprovesFromTheNotification(t *testing.T) {
 	events := td.subscribe(t)
 	ps := webpushtest.New(t)
 
-	var key struct{ PublicKey string }
-	td.call(t, http.MethodGet, "/push/vapid", "", http.StatusOK, &key)
-	sub := ps.Subscribe(t, key.PublicKey)
-	body, _ := json.Marshal(sub)
-	td.call(t, http.MethodPost, "/push/subscription", string(body), http.StatusOK, nil)
+	sub := td.subscribeBrowser(t, ps)
 	var subs []webpush.Subscriber
 	td.call(t, http.MethodGet, "/push/subscription", "", http.StatusOK, &subs)
 	if len(subs) != 1 || subs[0].Endpoint != sub.Endpoint {
@@ -206,11 +202,7 @@ func TestWebPushNeedsNoConfiguration(t *testing.T) {
 	td := startTandem(t, setup{})
 	events := td.subscribe(t)
 	ps := webpushtest.New(t)
-	var key struct{ PublicKey string }
-	td.call(t, http.MethodGet, "/push/vapid", "", http.StatusOK, &key)
-	sub := ps.Subscribe(t, key.PublicKey)
-	body, _ := json.Marshal(sub)
-	td.call(t, http.MethodPost, "/push/subscription", string(body), http.StatusOK, nil)
+	sub := td.subscribeBrowser(t, ps)
 
 	sid := td.newSession(t)
 	td.promptAsync(t, sid, "run: echo first")
@@ -237,4 +229,16 @@ func TestWebPushNeedsNoConfiguration(t *testing.T) {
 	if got := targets(); len(got) != 0 {
 		t.Errorf("targets after the last browser unsubscribed: %v", got)
 	}
+}
+
+// subscribeBrowser subscribes a browser of the loopback push service to td's VAPID key, as the web
+// UI's bell does with the browser's PushSubscription.
+func (td *tandem) subscribeBrowser(t *testing.T, ps *webpushtest.Service) webpush.Subscription {
+	t.Helper()
+	var key struct{ PublicKey string }
+	td.call(t, http.MethodGet, "/push/vapid", "", http.StatusOK, &key)
+	sub := ps.Subscribe(t, key.PublicKey)
+	body, _ := json.Marshal(sub)
+	td.call(t, http.MethodPost, "/push/subscription", string(body), http.StatusOK, nil)
+	return sub
 }
