@@ -97,6 +97,8 @@ type layer struct {
 	name string // a file path, or "environment"
 	raw  []byte // the file as written, for positions and for patching
 	tree map[string]any
+	// order is the member order of the file's objects (nil for layers that are not files).
+	order keyOrder
 	// ignored lists what an untrusted project file set and was refused (JSON pointers).
 	ignored []string
 }
@@ -207,8 +209,12 @@ func parseLayer(path string, raw []byte, env func(string) string) (layer, error)
 		}
 		return layer{}, positionError(path, raw, 0, err.Error())
 	}
+	order, err := orderOf(std)
+	if err != nil {
+		return layer{}, positionError(path, raw, 0, err.Error())
+	}
 	substituteEnv(obj, env)
-	return layer{name: path, raw: raw, tree: obj}, nil
+	return layer{name: path, raw: raw, tree: obj, order: order}, nil
 }
 
 // typeName turns Go type names into the JSON words a user knows.
@@ -372,13 +378,16 @@ func (l *Loader) merge(files []layer) (Config, error) {
 	keys, stored := l.keysLayer(files)
 	layers := append(files, l.environmentLayer(), keys)
 	merged := map[string]any{}
+	order := keyOrder{}
 	for _, ly := range layers {
 		merged = deepMerge(merged, ly.tree).(map[string]any)
+		order.overlay(ly.order, ly.tree, "")
 	}
 	// "trust" is the user's list of trusted directories (tandem trust --list shows it), not
 	// configuration of this project.
 	delete(merged, "trust")
-	doc, err := json.Marshal(merged)
+	// Written in the files' order: permission rules are read in order, and the last match wins.
+	doc, err := marshalOrdered(merged, order)
 	if err != nil {
 		return Config{}, errs.Named(errs.Invalid, "ConfigInvalidError", "encoding the merged configuration: %v", err)
 	}

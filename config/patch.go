@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/tailscale/hujson"
@@ -35,6 +36,10 @@ func (l *Loader) Patch(patch []byte, checks ...func(patch map[string]any, merged
 	if !ok {
 		return Config{}, errs.E(errs.Invalid, "the configuration patch must be a JSON object")
 	}
+	order, err := orderOf(patch)
+	if err != nil {
+		return Config{}, errs.E(errs.Invalid, "the configuration patch is not valid JSON: %v", err)
+	}
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -43,7 +48,7 @@ func (l *Loader) Patch(patch []byte, checks ...func(patch map[string]any, merged
 	if err != nil {
 		return Config{}, err
 	}
-	updated, err := applyMergePatch(path, raw, obj)
+	updated, err := applyMergePatch(path, raw, obj, order)
 	if err != nil {
 		return Config{}, err
 	}
@@ -87,8 +92,9 @@ func (l *Loader) projectFile() (path string, raw []byte, err error) {
 }
 
 // applyMergePatch edits the file's syntax tree with RFC 6902 operations derived from the merge
-// patch, so that hujson keeps the comments around every value it does not replace.
-func applyMergePatch(path string, raw []byte, patch map[string]any) ([]byte, error) {
+// patch, so that hujson keeps the comments around every value it does not replace. order is the
+// patch's member order: new keys are added in it, as rules are read in order.
+func applyMergePatch(path string, raw []byte, patch map[string]any, order keyOrder) ([]byte, error) {
 	ast, err := hujson.Parse(bytes.Clone(raw))
 	if err != nil {
 		return nil, syntaxError(path, err)
@@ -108,7 +114,10 @@ func applyMergePatch(path string, raw []byte, patch map[string]any) ([]byte, err
 	}
 	var ops []map[string]any
 	var added []newMember
-	ops = patchOps(ops, &added, "", current, patch)
+	ops, err = patchOps(ops, &added, "", current, patch, order)
+	if err != nil {
+		return nil, errs.E(errs.Invalid, "encoding the configuration patch: %v", err)
+	}
 	if len(ops) == 0 {
 		return raw, nil
 	}
@@ -165,16 +174,24 @@ func layOutLikeSibling(root *hujson.Value, m newMember) {
 	}
 }
 
-// patchOps turns a merge patch into JSON Patch operations against current, in a stable order, and
-// records the keys it adds.
-func patchOps(ops []map[string]any, added *[]newMember, prefix string, current any, patch map[string]any) []map[string]any {
+// patchOps turns a merge patch into JSON Patch operations against current, in the patch's order
+// (order), and records the keys it adds.
+func patchOps(ops []map[string]any, added *[]newMember, prefix string, current any, patch map[string]any, order keyOrder) ([]map[string]any, error) {
 	cur, _ := current.(map[string]any)
 	keys := make([]string, 0, len(patch))
-	for k := range patch {
-		keys = append(keys, k)
+	for _, k := range order[prefix] {
+		if _, ok := patch[k]; ok && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	rest := make([]string, 0, len(patch)-len(keys))
+	for k := range patch {
+		if !slices.Contains(keys, k) {
+			rest = append(rest, k) // a patch built in code has no order: its keys go in sorted order
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range append(keys, rest...) {
 		v := patch[k]
 		ptr := prefix + "/" + escapePointer(k)
 		existing, exists := cur[k]
@@ -185,10 +202,17 @@ func patchOps(ops []map[string]any, added *[]newMember, prefix string, current a
 			}
 		case map[string]any:
 			if _, isObj := existing.(map[string]any); isObj {
-				ops = patchOps(ops, added, ptr, existing, pv)
+				var err error
+				if ops, err = patchOps(ops, added, ptr, existing, pv, order); err != nil {
+					return nil, err
+				}
 				continue
 			}
-			ops = append(ops, map[string]any{"op": "add", "path": ptr, "value": dropNulls(pv)})
+			value, err := marshalOrdered(dropNulls(pv), order.under(ptr))
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, map[string]any{"op": "add", "path": ptr, "value": json.RawMessage(value)})
 		default:
 			ops = append(ops, map[string]any{"op": "add", "path": ptr, "value": v})
 		}
@@ -196,7 +220,7 @@ func patchOps(ops []map[string]any, added *[]newMember, prefix string, current a
 			*added = append(*added, newMember{parent: prefix, key: k})
 		}
 	}
-	return ops
+	return ops, nil
 }
 
 // dropNulls removes null members from an object that is added whole, as a merge patch would.

@@ -185,7 +185,7 @@ func editTrust(env func(string) string, dir string, add bool) (string, error) {
 	for i, s := range list {
 		values[i] = s
 	}
-	updated, err := applyMergePatch(path, raw, map[string]any{"trust": values})
+	updated, err := applyMergePatch(path, raw, map[string]any{"trust": values}, nil)
 	if err != nil {
 		return "", err
 	}

@@ -137,7 +137,22 @@ func document(cfg config.Config) json.RawMessage {
 			}
 		}
 	}
-	out, err := json.Marshal(doc)
+	// Only the masked members are encoded again: the others keep the document's member order, which
+	// for permission rules is the order they are evaluated in.
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(cfg.Document, &top); err != nil {
+		return cfg.Document
+	}
+	for _, k := range []string{"provider", "notify"} {
+		if v, ok := doc[k]; ok {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return cfg.Document
+			}
+			top[k] = b
+		}
+	}
+	out, err := json.Marshal(top)
 	if err != nil {
 		return cfg.Document
 	}
