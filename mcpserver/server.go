@@ -162,7 +162,7 @@ type StartInput struct {
 	Cwd        string            `json:"cwd,omitempty" jsonschema:"the project directory (default: the server's directory)"`
 	Agent      string            `json:"agent,omitempty" jsonschema:"build (default) or plan"`
 	Model      string            `json:"model,omitempty" jsonschema:"provider/model, e.g. openai/gpt-4o"`
-	Permission []permission.Rule `json:"permission,omitempty" jsonschema:"extra permission rules for this session (they can tighten, as session rules)"`
+	Permission []permission.Rule `json:"permission,omitempty" jsonschema:"permission rules for this session; they can only tighten the user's rules: ask or deny make calls stricter, and allow never allows what the user's rules ask or deny (it only makes an exception to this list's own ask and deny rules)"`
 }
 
 // ReplyInput is the tandem-reply tool's input.
@@ -222,8 +222,21 @@ func (s *Server) start(ctx context.Context, req *mcp.CallToolRequest, in StartIn
 	if err != nil {
 		return nil, Result{}, err
 	}
-	return s.turn(ctx, req, sid, in.Prompt, in.Agent, model)
+	out, res, err := s.turn(ctx, req, sid, in.Prompt, in.Agent, model)
+	if err == nil && res.SessionID != "" && slices.ContainsFunc(in.Permission, func(r permission.Rule) bool { return r.Action == permission.Allow }) {
+		// Said to the client's model, which may have hoped to approve its own commands.
+		res.Approvals += "; " + allowNote
+		if out != nil && len(out.Content) > 0 {
+			if text, ok := out.Content[0].(*mcp.TextContent); ok {
+				text.Text += "; " + allowNote
+			}
+		}
+	}
+	return out, res, err
 }
+
+// allowNote says what the allow rules of a tandem call's permission argument did.
+const allowNote = "the permission argument's allow rules cannot allow what the user's rules ask or deny; they only make exceptions to its own ask and deny rules"
 
 func (s *Server) reply(ctx context.Context, req *mcp.CallToolRequest, in ReplyInput) (*mcp.CallToolResult, Result, error) {
 	if req.Params.RequestState != "" {

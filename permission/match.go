@@ -56,6 +56,42 @@ func Evaluate(rules []Rule, permission, pattern string) Action {
 	return action
 }
 
+// Decide returns what a call gets from the user's rules (the defaults, the configuration, the
+// agent's) and the rules a client set on its session together. The user's rules decide; the
+// session's last matching rule can only make that stricter: its ask turns an allow into an ask,
+// its deny refuses. A session rule never loosens what the user's rules ask or deny, so a client
+// (an MCP client's model, a script) cannot approve its own calls: ignored is the session's allow
+// that would have, when there is one, so the caller can say so. by is the session rule that made
+// the call stricter, if one did.
+func Decide(user, session []Rule, permission, pattern string) (action Action, by, ignored *Rule) {
+	action = Evaluate(user, permission, pattern)
+	var last *Rule
+	for i := range session {
+		if Match(session[i].Permission, permission) && Match(session[i].Pattern, pattern) {
+			last = &session[i]
+		}
+	}
+	switch {
+	case last == nil:
+	case strictness(last.Action) > strictness(action):
+		return last.Action, last, nil
+	case last.Action == Allow && action != Allow:
+		return action, nil, last
+	}
+	return action, nil, nil
+}
+
+// strictness orders the actions: allow, then ask, then deny.
+func strictness(a Action) int {
+	switch a {
+	case Allow:
+		return 0
+	case Ask:
+		return 1
+	}
+	return 2
+}
+
 // Defaults are the rules before any configuration: reads and bookkeeping are allowed; commands,
 // edits, MCP tools and anything outside the session directory ask.
 func Defaults() []Rule {

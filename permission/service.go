@@ -302,7 +302,10 @@ type Scope struct {
 	ProjectID string
 	MessageID string
 	CallID    string
-	Rules     []Rule // the session's (and agent's) rules, applied after the config's
+	Rules     []Rule // the agent's rules, applied after the configuration's
+	// Session are the rules a client set on the session (POST /session, PATCH /session/{id}, the
+	// MCP tandem tool's permission argument). They can only make a call stricter (see Decide).
+	Session []Rule
 }
 
 // Gate returns the tool.Gate for one tool call.
@@ -328,10 +331,10 @@ func (g gate) Check(ctx context.Context, ask tool.Ask) error {
 	return g.s.check(ctx, g.sc, ask)
 }
 
-// rulesFor returns the rules a call is judged by (defaults, the user's configuration, the session's
-// agent) and, apart, the remembered grants of the project and of the session. A persisted deny
-// refuses before any rule is read; an allow grant only turns an ask into an allow, so a deny from the
-// configuration always wins over an earlier "always".
+// rulesFor returns the user's rules a call is judged by (defaults, the user's configuration, the
+// session's agent) and, apart, the remembered grants of the project and of the session. A persisted
+// deny refuses before any rule is read; an allow grant only turns an ask into an allow, so a deny
+// from the configuration (or from the session's rules) always wins over an earlier "always".
 func (s *Service) rulesFor(ctx context.Context, sc Scope) (rules, grants []Rule, timeout time.Duration, err error) {
 	grants, err = s.projectGrants(ctx, sc.ProjectID)
 	if err != nil {
@@ -384,9 +387,21 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 		}
 	}
 	needAsk := false
+	var ignored []Rule
 	for _, p := range patterns {
-		switch Evaluate(rules, ask.Permission, p) {
+		action, by, loosening := Decide(rules, sc.Session, ask.Permission, p)
+		if loosening != nil {
+			s.log.Warn("a session rule from a client cannot allow what the user's rules ask or deny: ignored",
+				"session", sc.SessionID, "permission", ask.Permission, "pattern", p, "rule", *loosening, "user", Evaluate(rules, ask.Permission, p))
+			if !slices.Contains(ignored, *loosening) {
+				ignored = append(ignored, *loosening)
+			}
+		}
+		switch action {
 		case Deny:
+			if by != nil {
+				return rejectf("A rule of this session prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", ask.Permission, p)
+			}
 			return rejectf("The user has specified a rule which prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", ask.Permission, p)
 		case Ask:
 			// What cannot be judged before it runs is never covered by a remembered grant.
@@ -411,6 +426,10 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 		if _, ok := req.Metadata["unjudged"]; !ok {
 			req.Metadata["unjudged"] = ask.Unjudged
 		}
+	}
+	if len(ignored) > 0 {
+		// Whoever answers sees that the client asked to allow this, and that it was not its to allow.
+		req.Metadata["ignoredSessionRules"] = ignored
 	}
 	if sc.CallID != "" {
 		req.Tool = &ToolRef{MessageID: sc.MessageID, CallID: sc.CallID}

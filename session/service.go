@@ -132,6 +132,22 @@ func (in CreateInput) Validate() error {
 	return validateRules(in.Permission)
 }
 
+// noteAllowRules logs that a client's allow rules on a session do not loosen the user's rules: the
+// permission service lets a session's rules only tighten (permission.Decide), and a client that
+// hoped otherwise can find out why its calls still ask.
+func (s *Service) noteAllowRules(sessionID string, rules []permission.Rule) {
+	var allows []permission.Rule
+	for _, r := range rules {
+		if r.Action == permission.Allow {
+			allows = append(allows, r)
+		}
+	}
+	if len(allows) > 0 {
+		s.log.Info("a session's rules can only tighten: its allow rules never allow what the user's rules ask or deny",
+			"session", sessionID, "allow", allows)
+	}
+}
+
 func validateRules(rules []permission.Rule) error {
 	for i, r := range rules {
 		switch r.Action {
@@ -183,6 +199,7 @@ func (s *Service) Create(ctx context.Context, directory string, in CreateInput) 
 	if err != nil {
 		return Session{}, err
 	}
+	s.noteAllowRules(sess.ID, in.Permission)
 	s.publish(directory, "session.created", map[string]any{"sessionID": sess.ID, "info": sess})
 	return sess, nil
 }
@@ -389,6 +406,7 @@ func (s *Service) Update(ctx context.Context, sessionID string, in UpdateInput) 
 	if err := validateRules(in.Permission); err != nil {
 		return Session{}, err
 	}
+	s.noteAllowRules(sessionID, in.Permission)
 	return s.mutate(ctx, sessionID, func(sess *Session) {
 		if in.Title != nil {
 			sess.Title = *in.Title

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"sync"
 	"time"
 
@@ -688,7 +687,7 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	if ag.Permissions != nil {
 		def, _ := agentNamed(agent)
 		scope := permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: s.GrantScope(sess.Directory),
-			MessageID: msg.ID, CallID: call.ID, Rules: append(slices.Clone(sess.Permission), def.info.Permission...)}
+			MessageID: msg.ID, CallID: call.ID, Rules: def.info.Permission, Session: sess.Permission}
 		if resume != nil && resume.question == nil {
 			gate = ag.Permissions.Resume(scope, resume.req)
 		} else {

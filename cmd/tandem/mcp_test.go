@@ -301,10 +301,9 @@ func TestMCPClientWithoutElicitation(t *testing.T) {
 				}
 			})
 			t.Run("allow-within-rules runs what the rules allow and rejects the rest", func(t *testing.T) {
-				td := startTandem(t, setup{})
+				td := startTandem(t, setup{config: `{"permission": {"bash": {"echo *": "allow"}}}`})
 				cs := connectMCP(t, td, mcpserver.AllowWithinRules, time.Minute, nil, proto)
-				rules := []any{map[string]any{"permission": "bash", "pattern": "echo *", "action": "allow"}}
-				_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo ruled", "permission": rules})
+				_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo ruled"})
 				sid := out["sessionId"].(string)
 				if status, detail := lastTool(t, td, sid); status != "completed" || detail != "ruled\n" {
 					t.Fatalf("allowed command: %s %q", status, detail)

@@ -120,20 +120,31 @@ func (s *liveServer) post(path string, body any, out any) {
 	}
 }
 
-// runSleeps starts a turn that runs two sleeps, one of them in a session of its own (setsid), and
-// returns once both are running.
+// runSleeps starts a turn that runs two sleeps, one of them in a session of its own (setsid),
+// approves the command once, and returns once both are running.
 func (s *liveServer) runSleeps() []int {
 	s.t.Helper()
 	var sess struct {
 		ID string `json:"id"`
 	}
-	s.post("/session", map[string]any{"permission": []map[string]string{{"permission": "bash", "pattern": "*", "action": "allow"}}}, &sess)
+	s.post("/session", map[string]any{}, &sess)
 	s.post("/session/"+sess.ID+"/prompt_async", map[string]any{"parts": []map[string]string{{"type": "text", "text": "run: setsid sleep 31 & sleep 30"}}}, nil)
 	tag := "TANDEM_RUN=" + strconv.Itoa(s.cmd.Process.Pid) + "."
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if pids := processes(tag, "sleep"); len(pids) == 2 {
 			return pids
+		}
+		// A session's own rules cannot allow a command the user's rules ask for: a person approves it.
+		var waiting []struct {
+			ID        string `json:"id"`
+			SessionID string `json:"sessionID"`
+		}
+		s.get("/permission", &waiting)
+		for _, w := range waiting {
+			if w.SessionID == sess.ID {
+				s.post("/permission/"+w.ID+"/reply", map[string]string{"reply": "once"}, nil)
+			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
