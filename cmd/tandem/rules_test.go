@@ -173,3 +173,26 @@ func TestASessionsAllowAllCannotOverruleTheUser(t *testing.T) {
 		}
 	})
 }
+
+func TestRulesPatchedOverHTTPKeepTheirOrder(t *testing.T) {
+	td := startTandem(t, setup{})
+	// Sorted, "echo secret*" would come first and the allow after it would always win.
+	patch := `{"permission": {"bash": {"echo*": "allow", "echo secret*": "deny"}}}`
+	td.call(t, http.MethodPatch, "/config", patch, http.StatusOK, nil)
+	var doc struct {
+		Permission json.RawMessage `json:"permission"`
+	}
+	td.call(t, http.MethodGet, "/config", "", http.StatusOK, &doc)
+	if want := `{"bash":{"echo*":"allow","echo secret*":"deny"}}`; string(doc.Permission) != want {
+		t.Fatalf("GET /config permission %s, want %s", doc.Permission, want)
+	}
+	sid := td.newSession(t)
+	td.prompt(t, sid, "run: echo secret")
+	if status, detail := lastToolPart(t, td.messages(t, sid)); status != "error" || !strings.Contains(detail, "echo secret") {
+		t.Fatalf("the later deny: tool %s %q", status, detail)
+	}
+	td.prompt(t, sid, "run: echo public")
+	if status, detail := lastToolPart(t, td.messages(t, sid)); status != "completed" || detail != "public\n" {
+		t.Fatalf("the earlier allow: tool %s %q", status, detail)
+	}
+}
