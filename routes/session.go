@@ -100,7 +100,8 @@ func (s *Sessions) Ops() []Op {
 			"when more sessions exist, the response carries `Link: <…>; rel=\"next\"` and `x-next-cursor`."),
 		op(http.MethodPost, "/session", "session.create", "Create session", func(c *Call, in *SessionCreate) (session.Session, error) {
 			return s.Service.Create(c.Ctx(), c.Dir, in.CreateInput)
-		}).doc("An empty body is fine: the title defaults to \"New session - <time>\".", 404, 413, 415),
+		}).doc("An empty body is fine: the title defaults to \"New session - <time>\". The permission rules only tighten "+
+			"the user's: their ask and deny make calls stricter, and an allow never allows what the user's rules ask or deny.", 404, 413, 415),
 		op(http.MethodGet, "/session/search", "session.search", "Search conversations", func(c *Call, in *SessionSearch) ([]session.SearchHit, error) {
 			return s.Service.Search(c.Ctx(), c.Dir, in.SearchInput)
 		}).doc("tandem extension: the sessions of the directory whose conversation (the text the user and the model wrote, "+
