@@ -288,7 +288,10 @@ func (g *resumeGate) Check(ctx context.Context, ask tool.Ask) error {
 		timeout -= time.Since(time.UnixMilli(g.req.Time.Created))
 		timeout = max(timeout, time.Nanosecond) // expired while the server was down: times out at once
 	}
-	return g.s.wait(ctx, g.req, timeout)
+	if err := g.s.wait(ctx, g.req, timeout); err != nil {
+		return err
+	}
+	return g.s.stillAllowed(ctx, g.sc, g.req)
 }
 
 func (s *Service) publish(dir, typ string, props any) {
@@ -399,10 +402,7 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 		}
 		switch action {
 		case Deny:
-			if by != nil {
-				return rejectf("A rule of this session prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", ask.Permission, p)
-			}
-			return rejectf("The user has specified a rule which prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", ask.Permission, p)
+			return denial(by, ask.Permission, p)
 		case Ask:
 			// What cannot be judged before it runs is never covered by a remembered grant.
 			if len(ask.Unjudged) > 0 || !granted(grants, ask.Permission, p) {
@@ -439,7 +439,35 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 	if err := s.persist(ctx, req); err != nil {
 		return fmt.Errorf("the permission request could not be stored, so the action was not performed: %w", err)
 	}
-	return s.wait(ctx, req, timeout)
+	if err := s.wait(ctx, req, timeout); err != nil {
+		return err
+	}
+	return s.stillAllowed(ctx, sc, req)
+}
+
+// stillAllowed reads the rules again after an approved wait: a deny configured while the request
+// waited (PATCH /config, or a restart with a new file) beats the answer, whether a person gave it or
+// a grant settled it, because nothing overrules a deny.
+func (s *Service) stillAllowed(ctx context.Context, sc Scope, req Request) error {
+	rules, _, _, err := s.rulesFor(ctx, sc)
+	if err != nil {
+		return err
+	}
+	for _, p := range req.Patterns {
+		if action, by, _ := Decide(rules, sc.Session, req.Permission, p); action == Deny {
+			return denial(by, req.Permission, p)
+		}
+	}
+	return nil
+}
+
+// denial is what the model is told when a rule denies a call: OpenCode's words for the user's rules,
+// and its own for a session's (by, when a session rule denied it).
+func denial(by *Rule, permission, pattern string) error {
+	if by != nil {
+		return rejectf("A rule of this session prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", permission, pattern)
+	}
+	return rejectf("The user has specified a rule which prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", permission, pattern)
 }
 
 // logDenied records in the decision log a call that a deny grant refused without asking.

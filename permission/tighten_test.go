@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,5 +143,47 @@ func TestAnIgnoredClientAllowIsShownToWhoeverAnswers(t *testing.T) {
 	}
 	if err := <-done; !errors.Is(err, ErrRejected) {
 		t.Fatalf("check: %v", err)
+	}
+}
+
+// TestADenyConfiguredWhileARequestWaitsBeatsItsAnswer: a person's "once" and a grant that settles
+// the waiting request both come after the deny, and the deny still wins.
+func TestADenyConfiguredWhileARequestWaitsBeatsItsAnswer(t *testing.T) {
+	deny, err := ParseConfig(json.RawMessage(`{"bash": {"rm *": "deny"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		answer func(t *testing.T, s *Service, waiting Request)
+	}{
+		{"an answer of once", func(t *testing.T, s *Service, waiting Request) {
+			if err := s.Reply(waiting.ID, Answer{Reply: Once}, pending.Who{Client: "test"}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"an allow grant that settles it", func(t *testing.T, s *Service, _ Request) {
+			if _, err := s.AddGrant(t.Context(), "p", NewGrant{Permission: "bash", Pattern: "rm *", Action: Allow}, pending.Who{Client: "test"}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestService(t, "ses_1")
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				done <- s.Gate(Scope{SessionID: "ses_1", Directory: "/p", ProjectID: "p"}).Check(ctx, tool.Ask{Permission: "bash", Patterns: []string{"rm x"}, Always: []string{"rm *"}})
+			}()
+			var waiting []Request
+			testenv.Eventually(t, "the call asks", func() bool { waiting = s.List("ses_1", ""); return len(waiting) == 1 })
+			s.SetConfig(deny)
+			tt.answer(t, s, waiting[0])
+			if err := <-done; !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "The user has specified a rule") {
+				t.Fatalf("check: %v, want the configured deny", err)
+			}
+		})
 	}
 }
