@@ -70,8 +70,8 @@ func newRunCommand() *cobra.Command {
 tool calls and approvals are reported on stderr. With --format json, stdout carries the turn's
 events instead, one JSON object per line, and a last {"type":"result",...} line.
 
-Without --attach, tandem run uses the tandem server running here (tandem serve), or else starts one
-in-process for this one prompt.
+Without --attach, tandem run uses the tandem server running here (tandem serve), else the tandem
+that owns its data directory (--data-dir), or else starts one in-process for this one prompt.
 
 --on-ask decides what happens when the permission rules leave an approval to a person:
   prompt              ask on the terminal (the default when there is one); without one, reject
