@@ -34,7 +34,7 @@ func Acquire(dir string, pid int) (*File, error) {
 	path := filepath.Join(dir, FileName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("lease: %w", err)
+		return nil, fmt.Errorf("cannot write in the data directory %s: %w; make it writable by this user (and check free disk space), or choose another data directory with --data-dir or TANDEM_DATA_DIR", dir, err)
 	}
 	if err := lock(f); err != nil {
 		f.Close()
