@@ -65,9 +65,26 @@ func (b credentials) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
-// HTTPClient sends this client's credentials with every request, for what the server speaks
-// besides its REST API (MCP over Streamable HTTP at /mcp-server).
-func (c *Client) HTTPClient() *http.Client { return c.hc }
+// HTTPClient sends this client's credentials, and its directory when it has one, with every
+// request, for what the server speaks besides its REST API (MCP over Streamable HTTP at /mcp-server).
+func (c *Client) HTTPClient() *http.Client {
+	if c.dir == "" {
+		return c.hc
+	}
+	return &http.Client{Transport: scoped{dir: c.dir, next: c.hc.Transport}}
+}
+
+// scoped adds a client's directory to every request.
+type scoped struct {
+	dir  string
+	next http.RoundTripper
+}
+
+func (s scoped) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("x-opencode-directory", url.PathEscape(s.dir))
+	return s.next.RoundTrip(r)
+}
 
 // URL is the server's base URL.
 func (c *Client) URL() string { return c.base }

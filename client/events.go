@@ -83,7 +83,7 @@ func (s *Stream) run(ctx context.Context) {
 		}
 		failures++
 		if failures > 10 {
-			s.err = fmt.Errorf("event stream: gave up after %d failed reconnects: %w", failures-1, err)
+			s.err = fmt.Errorf("gave up after %d failed reconnects: %w", failures-1, err)
 			return
 		}
 		select {

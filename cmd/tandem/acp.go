@@ -28,7 +28,8 @@ func newACPCommand() *cobra.Command {
 		Long: "Speak the Agent Client Protocol (version 1) over stdin/stdout: sessions, streamed answers, tool calls\n" +
 			"with diffs, plans, modes (tandem's agents), model selection and approvals (session/request_permission).\n" +
 			"The HTTP server runs as well (same sessions, same pending list; the first answer wins).\n" +
-			"With --attach URL it starts no server and drives the running server at URL.",
+			"With --attach URL it starts no server and drives the running server at URL. Without it, when another\n" +
+			"tandem owns the data directory (tandem serve), it drives that one.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			level, err := parseLevel(f.serve.logLevel)
@@ -57,14 +58,18 @@ func newACPCommand() *cobra.Command {
 					return fmt.Errorf("--attach: %s: %w", c.URL(), err)
 				}
 			} else {
-				m, err := Start(ctx, f.serve.startOptions(paths, logger))
-				if err != nil {
+				m, owner, err := startOrUse(ctx, f.serve.startOptions(paths, logger), "tandem acp", cmd.ErrOrStderr())
+				switch {
+				case err != nil:
 					return err
+				case owner != nil:
+					c = owner
+				default:
+					defer m.Close()
+					fmt.Fprintf(cmd.ErrOrStderr(), "tandem acp: HTTP server on %s\n", m.URL())
+					c = client.New(m.URL(), m.Username(), m.password)
+					files = m.sessions.SetFiles
 				}
-				defer m.Close()
-				fmt.Fprintf(cmd.ErrOrStderr(), "tandem acp: HTTP server on %s\n", m.URL())
-				c = client.New(m.URL(), m.Username(), m.password)
-				files = m.sessions.SetFiles
 			}
 			return acpserver.Serve(ctx, acpserver.Options{Client: c, Version: version, Logger: logger, Files: files}, os.Stdout, os.Stdin)
 		},

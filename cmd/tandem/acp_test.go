@@ -264,6 +264,11 @@ func startACPWith(t *testing.T, caps acp.ClientCapabilities, buffers map[string]
 			if _, url, ok := strings.Cut(sc.Text(), "tandem acp: HTTP server on "); ok {
 				found <- strings.TrimSuffix(url, "/")
 			}
+			// Beside a running server, the agent uses that one.
+			if _, rest, ok := strings.Cut(sc.Text(), "tandem acp: using the tandem server at "); ok {
+				url, _, _ := strings.Cut(rest, " ")
+				found <- strings.TrimSuffix(url, "/")
+			}
 		}
 	}()
 	e := &acpEditor{changed: make(chan struct{}), buffers: buffers}

@@ -26,6 +26,7 @@ import (
 	"tandem/discovery"
 	"tandem/errs"
 	"tandem/files"
+	"tandem/lease"
 	"tandem/mcp"
 	"tandem/mcpserver"
 	"tandem/notify"
@@ -66,6 +67,9 @@ type Options struct {
 	// MDNS advertises the server on the LAN (only when bound off loopback).
 	MDNS       bool
 	MDNSDomain string
+	// Lease is the data directory's lease when the caller took it already (Start then owns it);
+	// nil: Start takes it, or fails with a *lease.HeldError naming the process that holds it.
+	Lease lease.Lease
 }
 
 // Main is a running server with everything it owns; tests start it the way the CLI does. The
@@ -83,6 +87,7 @@ type Main struct {
 	stopMCP     func()
 	stopACP     func()
 	snaps       *snapshot.Store
+	lease       lease.Lease            // held from before the store opens until after it closes
 	webBase     atomic.Pointer[string] // the server's URL once it listens, for links in notifications
 }
 
@@ -174,7 +179,20 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Main{opts: o, log: o.Logger, services: services{version: version, dir: dir, paths: o.Paths, fileIndex: files.NewIndex(), env: o.Env, log: o.Logger}}
+	m := &Main{opts: o, log: o.Logger, lease: o.Lease, services: services{version: version, dir: dir, paths: o.Paths, fileIndex: files.NewIndex(), env: o.Env, log: o.Logger}}
+	// One process owns a data directory: everything below (recovery above all) treats what the
+	// store holds as this process's own.
+	if m.lease == nil {
+		if m.lease, err = lease.Acquire(o.Paths.Data, os.Getpid()); err != nil {
+			return nil, err
+		}
+	}
+	started := false
+	defer func() {
+		if !started {
+			_ = m.lease.Release()
+		}
+	}()
 	m.db, err = store.Open(ctx, filepath.Join(o.Paths.Data, "tandem.db"))
 	if err != nil {
 		var unwritable *store.UnwritableError
@@ -331,6 +349,9 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		}
 		m.unadvertise = stop
 	}
+	if err := m.lease.Announce(lease.Owner{PID: os.Getpid(), URL: url, Username: m.Username(), Password: m.password, Since: time.Now().UTC()}); err != nil {
+		o.Logger.Warn("the data directory's lease does not say where this server listens", "err", err)
+	}
 	if !o.Private {
 		if err := m.writeState(); err != nil {
 			o.Logger.Warn("state file not written", "err", err)
@@ -340,6 +361,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	// The project's first snapshot (every file into the shadow repository) starts now, so that the
 	// first turn does not wait for it.
 	m.snaps.Warm(ctx, session.Worktree(dir))
+	started = true
 	return m, nil
 }
 
@@ -479,6 +501,9 @@ func (m *Main) Close() error {
 		if s, rerr := client.ReadState(m.opts.Paths.State); rerr == nil && s.PID == os.Getpid() {
 			_ = os.Remove(m.statePath)
 		}
+	}
+	if lerr := m.lease.Release(); err == nil {
+		err = lerr
 	}
 	return err
 }

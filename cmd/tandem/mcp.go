@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -11,6 +12,7 @@ import (
 
 	"tandem/client"
 	"tandem/mcpserver"
+	"tandem/routes"
 )
 
 // mcpFlags are the flags of `tandem mcp`.
@@ -29,7 +31,8 @@ func newMCPCommand() *cobra.Command {
 		Long: "Serve MCP over stdin/stdout with the tools tandem, tandem-reply, tandem-query and tandem-sessions.\n" +
 			"The HTTP server runs as well (same sessions, same pending list). Approvals go to the MCP client as\n" +
 			"form elicitations; clients without elicitation get --approvals (deny, allow-within-rules, wait).\n" +
-			"With --attach URL it starts no server: it relays MCP to that running server's /mcp-server endpoint.",
+			"With --attach URL it starts no server: it relays MCP to that running server's /mcp-server endpoint.\n" +
+			"Without it, when another tandem owns the data directory (tandem serve), it relays to that one.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			strategy, err := mcpserver.ParseStrategy(f.serve.mcpApprovals)
@@ -61,9 +64,20 @@ func newMCPCommand() *cobra.Command {
 			ctx := cmd.Context()
 			o := f.serve.startOptions(paths, logger)
 			o.MCPApprovals, o.MCPTimeout = strategy, f.serve.mcpTimeout
-			m, err := Start(ctx, o)
+			m, owner, err := startOrUse(ctx, o, "tandem mcp", cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if owner != nil {
+				// The owner runs on this machine: the tasks start in this door's directory, as they
+				// would in a server of its own.
+				dir, err := projectDir(f.serve.dir)
+				if err != nil {
+					return err
+				}
+				owner = owner.InDirectory(dir)
+				remote := &mcp.StreamableClientTransport{Endpoint: owner.URL() + "/mcp-server", MaxRetries: -1, HTTPClient: owner.HTTPClient()}
+				return relayMCP(ctx, &mcp.StdioTransport{}, remote)
 			}
 			defer m.Close()
 			fmt.Fprintf(cmd.ErrOrStderr(), "tandem mcp: HTTP server on %s\n", m.URL())
@@ -78,15 +92,34 @@ func newMCPCommand() *cobra.Command {
 	return cmd
 }
 
-// mcpHTTPHandler serves the process's MCP server over Streamable HTTP; one server carries every
-// HTTP session, with the approval strategy and timeout of the process's options.
+// mcpHTTPHandler serves the process's MCP server over Streamable HTTP, with the approval strategy
+// and timeout of the process's options. An MCP session's default directory is the one its first
+// request names (x-opencode-directory, as `tandem mcp --dir` beside a running server sends), else
+// the server's: one MCP server per directory carries every session of it.
 func (m *Main) mcpHTTPHandler() http.Handler {
-	srv := m.mcpServer(m.opts.MCPApprovals, m.opts.MCPTimeout).MCP()
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: m.log})
+	var mu sync.Mutex
+	servers := map[string]*mcp.Server{}
+	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		dir := routes.DirectoryOf(r.Context())
+		if dir == "" {
+			dir = m.dir
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if servers[dir] == nil {
+			servers[dir] = m.mcpServerIn(dir, m.opts.MCPApprovals, m.opts.MCPTimeout).MCP()
+		}
+		return servers[dir]
+	}, &mcp.StreamableHTTPOptions{Logger: m.log})
 }
 
 // mcpServer builds the MCP server over this process's services.
 func (m *Main) mcpServer(strategy mcpserver.Strategy, timeout time.Duration) *mcpserver.Server {
+	return m.mcpServerIn(m.dir, strategy, timeout)
+}
+
+// mcpServerIn builds an MCP server whose new sessions start in dir.
+func (m *Main) mcpServerIn(dir string, strategy mcpserver.Strategy, timeout time.Duration) *mcpserver.Server {
 	return mcpserver.New(mcpserver.Options{Sessions: m.sessions, Permissions: m.perms, Questions: m.questions, Elicitations: m.mcp, Bus: m.bus,
-		Directory: m.dir, Version: version, Timeout: timeout, Strategy: strategy, Logger: m.log})
+		Directory: dir, Version: version, Timeout: timeout, Strategy: strategy, Logger: m.log})
 }

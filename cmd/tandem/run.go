@@ -70,8 +70,8 @@ func newRunCommand() *cobra.Command {
 tool calls and approvals are reported on stderr. With --format json, stdout carries the turn's
 events instead, one JSON object per line, and a last {"type":"result",...} line.
 
-Without --attach, tandem run uses the tandem server running here (tandem serve), or else starts one
-in-process for this one prompt.
+Without --attach, tandem run uses the tandem server running here (tandem serve), else the tandem
+that owns its data directory (--data-dir), or else starts one in-process for this one prompt.
 
 --on-ask decides what happens when the permission rules leave an approval to a person:
   prompt              ask on the terminal (the default when there is one); without one, reject
@@ -228,6 +228,13 @@ func (f *runFlags) connect(ctx context.Context, cmd *cobra.Command) (c *client.C
 		if err != nil {
 			return nil, false, nil, fmt.Errorf("--attach: %w", err)
 		}
+		// A server that is not there is said at once, in one line, instead of after the event
+		// stream's reconnects.
+		hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		if err := c.Health(hctx); err != nil && !errors.As(err, new(*client.Error)) {
+			return nil, false, nil, fmt.Errorf("--attach: no tandem server answers at %s (%v)", c.URL(), rootCause(err))
+		}
 		return c, true, func() {}, nil
 	}
 	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -244,12 +251,31 @@ func (f *runFlags) connect(ctx context.Context, cmd *cobra.Command) (c *client.C
 		return nil, false, nil, err
 	}
 	// The server lives as long as the command, not the run's timeout: a run that times out still
-	// aborts its turn there.
-	m, err := Start(cmd.Context(), Options{Hostname: "127.0.0.1", Directory: f.serve.dir, Paths: paths,
-		Logger: logger, Env: os.Getenv, Private: true})
+	// aborts its turn there. When another process owns the data directory, the run uses that one.
+	m, owner, err := startOrUse(cmd.Context(), Options{Hostname: "127.0.0.1", Directory: f.serve.dir, Paths: paths,
+		Logger: logger, Env: os.Getenv, Private: true}, "tandem run", cmd.ErrOrStderr())
 	if err != nil {
 		closeLog()
 		return nil, false, nil, err
 	}
+	if owner != nil {
+		closeLog()
+		if f.serve.dir != "" {
+			return nil, false, nil, fmt.Errorf("--dir: the tandem server at %s owns the data directory and serves its own directory; stop it, or pass --attach to use it", owner.URL())
+		}
+		return owner, true, func() {}, nil
+	}
 	return client.New(m.URL(), m.Username(), m.password), !m.generated, func() { m.Close(); closeLog() }, nil
+}
+
+// rootCause is the innermost error of a chain, e.g. "connect: connection refused" of a request
+// that found no server.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"tandem/discovery"
+	"tandem/lease"
 	"tandem/mcpserver"
 	"tandem/reaper"
 )
@@ -102,10 +103,16 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, f serveFlags, web b
 		return err
 	}
 	defer closeLog()
+	// A second server on the data directory stops here, before it starts or sweeps anything.
+	held, err := lease.Acquire(paths.Data, os.Getpid())
+	if err != nil {
+		return err
+	}
 	stopReaper := guardChildren(logger)
 	defer stopReaper()
 
 	o := f.startOptions(paths, logger)
+	o.Lease = held
 	o.Web, o.MDNS, o.MDNSDomain, o.MCPApprovals, o.MCPTimeout = web, f.mdns, f.mdnsDom, strategy, f.mcpTimeout
 	m, err := Start(ctx, o)
 	if err != nil {
