@@ -162,6 +162,7 @@ var analyzeCases = []struct {
 	{"watch runs a shell string", "watch -n1 'touch X'", want{[]string{"watch -n1 touch X"}, []string{""}, nil, "watch"}},
 	{"bare env is never remembered as env *", "env", want{[]string{"env"}, []string{""}, nil, ""}},
 	{"env with an unknown option is not guessed", "env --bogus touch X", want{[]string{"env --bogus touch X"}, []string{""}, nil, "not one tandem reads"}},
+	{"env -C moves the command's relative writes", "env -C /etc sh -c 'echo x > passwd'", want{[]string{"env -C /etc sh -c echo x > passwd"}, []string{""}, nil, "-C"}},
 	{"env cannot set BASH_ENV", "env BASH_ENV=/tmp/x bash -c 'echo'", want{[]string{"env BASH_ENV=/tmp/x bash -c echo"}, []string{""}, nil, "BASH_ENV"}},
 
 	// Commands named by a path are the programs their names say.

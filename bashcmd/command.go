@@ -378,15 +378,17 @@ var wrappers = map[string]func(*analyzer, []word) ([]word, string){
 			switch {
 			case w.value == "-S" || strings.HasPrefix(w.value, "--split-string") || (strings.HasPrefix(w.value, "-") && strings.Contains(w.value, "S") && !strings.HasPrefix(w.value, "--")):
 				return nil, "env -S splits a string into a command at run time"
-			case w.value == "-u" || w.value == "--unset" || w.value == "-C" || w.value == "--chdir":
+			case strings.HasPrefix(w.value, "-C") || strings.HasPrefix(w.value, "--chdir"):
+				return nil, "env -C runs the command in another directory, where its relative writes land"
+			case w.value == "-u" || w.value == "--unset":
 				i++
 			case w.value == "--" || w.value == "-":
 			case strings.HasPrefix(w.value, "--"):
 				if !slices.Contains([]string{"--ignore-environment", "--null", "--debug", "--help", "--version"}, w.value) &&
-					!strings.HasPrefix(w.value, "--unset=") && !strings.HasPrefix(w.value, "--chdir=") {
+					!strings.HasPrefix(w.value, "--unset=") {
 					return nil, "its option " + w.value + " is not one tandem reads"
 				}
-			case strings.HasPrefix(w.value, "-u") || strings.HasPrefix(w.value, "-C"):
+			case strings.HasPrefix(w.value, "-u"):
 			case strings.HasPrefix(w.value, "-"):
 				if strings.Trim(w.value[1:], "i0v") != "" {
 					return nil, "its option " + w.value + " is not one tandem reads"
