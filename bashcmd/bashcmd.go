@@ -108,9 +108,19 @@ func (a *analyzer) script(src string, d Dialect, depth int) {
 			for _, x := range n.Exprs {
 				a.arithmetic(x)
 			}
+		case *syntax.CStyleLoop:
+			a.arithmetic(n.Init)
+			a.arithmetic(n.Cond)
+			a.arithmetic(n.Post)
+		case *syntax.ArrayElem:
+			a.arithmetic(n.Index)
 		case *syntax.ParamExp:
-			if n.Index != nil {
-				a.arithmetic(n.Index)
+			if w, ok := n.Index.(*syntax.Word); !ok || (w.Lit() != "@" && w.Lit() != "*") {
+				a.arithmetic(n.Index) // ${a[@]} and ${a[*]} name every element; anything else is evaluated
+			}
+			if n.Slice != nil {
+				a.arithmetic(n.Slice.Offset)
+				a.arithmetic(n.Slice.Length)
 			}
 			if n.Excl {
 				a.unjudged("an indirect expansion (${!name}) reads a variable chosen at run time")

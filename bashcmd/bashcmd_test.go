@@ -128,6 +128,11 @@ var analyzeCases = []struct {
 	{"let evaluates its arguments", `let 'a[$(touch X)]=1'`, want{nil, nil, nil, "arithmetic"}},
 	{"mapfile runs a callback", `mapfile -C 'touch X' -c 1 a <<< x`, want{[]string{"mapfile -C touch X -c 1 a"}, []string{""}, nil, "callback"}},
 	{"a prompt expansion runs a value's substitutions", `echo "${x@P}"`, want{[]string{`echo "${x@P}"`}, []string{"echo *"}, nil, "@P"}},
+	{"a slice offset is arithmetic", `echo "${a[@]:x}"`, want{[]string{`echo "${a[@]:x}"`}, []string{"echo *"}, nil, "arithmetic"}},
+	{"every element of an array is judged", `echo "${a[@]}" "${#a[*]}"`, want{[]string{`echo "${a[@]}" "${#a[*]}"`}, []string{"echo *"}, nil, ""}},
+	{"a slice of numbers is judged", `echo "${a:1:2}"`, want{[]string{`echo "${a:1:2}"`}, []string{"echo *"}, nil, ""}},
+	{"a C-style loop is arithmetic", `for ((i=y; i<1; i++)); do echo; done`, want{[]string{"echo"}, []string{"echo *"}, nil, "arithmetic"}},
+	{"an array element's index is arithmetic", `a=([x]=1)`, want{nil, nil, nil, "arithmetic"}},
 	{"an arithmetic subscript in an expansion", `echo "${a[i]}"`, want{[]string{`echo "${a[i]}"`}, []string{"echo *"}, nil, "arithmetic"}},
 
 	// Redirections through descriptors lead wherever the command's descriptors do.
