@@ -122,9 +122,9 @@ func TestAGrantCoversOnlyWhatWasApprovedSmuggling(t *testing.T) {
 	}
 }
 
-// TestAConfiguredDenyWinsOverAGrant: "always" on one git push grants the git push family, but the
-// user's own deny rule for pushing to origin still decides.
-func TestAConfiguredDenyWinsOverAGrant(t *testing.T) {
+// TestAConfiguredDenyWinsOverAGrantSmuggling: "always" on one git push grants the git push family,
+// but the user's own deny rule for pushing to origin still decides, also for a git named by a path.
+func TestAConfiguredDenyWinsOverAGrantSmuggling(t *testing.T) {
 	td := startTandem(t, setup{config: `{"permission": {"bash": {"git push origin *": "deny"}}}`})
 	sid := td.newSession(t)
 	events := td.subscribe(t)
