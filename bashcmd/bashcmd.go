@@ -238,12 +238,7 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 	if r.N != nil && strings.HasPrefix(r.N.Value, "{") {
 		a.unjudged("a redirection to a descriptor named at run time")
 	}
-	a.writeWord(r.Word, appendMode)
-}
-
-// writeWord records a write to the file a redirection names.
-func (a *analyzer) writeWord(w *syntax.Word, appendMode bool) {
-	a.writeTo(wordOf(w), appendMode)
+	a.writeTo(wordOf(r.Word), appendMode)
 }
 
 // writeTo records a write to the file a word names (a redirection's, time -o's).

@@ -106,8 +106,8 @@ func (a *analyzer) nameArgs(base string, args []word) {
 		}
 	}
 	// optionValues reads the leading options, where the letters of opts take a value ("-v name" or
-	// "-vname"); it returns the values of the letters in named, and the words after the options.
-	optionValues := func(opts string, named string) (taken []word, rest []word) {
+	// "-vname"); it returns the values of the letters in nameLetters, and the words after the options.
+	optionValues := func(opts string, nameLetters string) (taken []word, rest []word) {
 		i := 0
 		for ; i < len(args); i++ {
 			w := args[i]
@@ -135,7 +135,7 @@ func (a *analyzer) nameArgs(base string, args []word) {
 					i++
 					value = args[i]
 				}
-				if strings.ContainsRune(named, rune(c)) {
+				if strings.ContainsRune(nameLetters, rune(c)) {
 					taken = append(taken, value)
 				}
 				break

@@ -53,13 +53,13 @@ func (a *analyzer) command(source string, words []word, d Dialect, depth int) {
 		a.add(Command{Source: source, Pattern: joinPattern(words)})
 		return
 	}
-	base := path.Base(name.value)
-	if !strings.Contains(name.value, "/") {
-		base = name.value
+	base := name.value
+	if strings.Contains(base, "/") {
+		base = path.Base(base)
 	}
 	if reason, ok := unjudgeable[base]; ok {
 		a.unjudged(fmt.Sprintf("%s: %s", base, reason))
-		a.add(a.named(Command{Source: source, Pattern: joinPattern(words)}, words))
+		a.add(named(Command{Source: source, Pattern: joinPattern(words)}, words))
 		return
 	}
 	switch base {
@@ -73,7 +73,7 @@ func (a *analyzer) command(source string, words []word, d Dialect, depth int) {
 	case "git":
 		if reason := gitDanger(words); reason != "" {
 			a.unjudged(reason)
-			a.add(a.named(Command{Source: source, Pattern: joinPattern(words)}, words))
+			a.add(named(Command{Source: source, Pattern: joinPattern(words)}, words))
 			return
 		}
 	case "trap":
@@ -87,7 +87,7 @@ func (a *analyzer) command(source string, words []word, d Dialect, depth int) {
 		rest, reason := inner(a, words[1:])
 		if reason != "" {
 			a.unjudged(fmt.Sprintf("%s: %s", base, reason))
-			a.add(a.named(Command{Source: source, Pattern: joinPattern(words)}, words))
+			a.add(named(Command{Source: source, Pattern: joinPattern(words)}, words))
 			return
 		}
 		if len(rest) > 0 {
@@ -99,18 +99,18 @@ func (a *analyzer) command(source string, words []word, d Dialect, depth int) {
 		}
 		// The wrapper runs nothing; its bare form is never remembered ("env *" would read as
 		// "any command under env").
-		a.add(a.named(Command{Source: source, Pattern: joinPattern(words)}, words))
+		a.add(named(Command{Source: source, Pattern: joinPattern(words)}, words))
 		return
 	}
 	if base == "git" {
 		// Rules name the subcommand ("git push *"): -C dir and --no-pager must not hide it.
 		words = gitSubcommand(words)
 	}
-	a.add(a.named(Command{Source: source, Pattern: joinPattern(words), Always: family(words)}, words))
+	a.add(named(Command{Source: source, Pattern: joinPattern(words), Always: family(words)}, words))
 }
 
-// named adds the pattern by base name of a command named by a path.
-func (a *analyzer) named(c Command, words []word) Command {
+// named adds to c, a command named by a path, its pattern by its base name.
+func named(c Command, words []word) Command {
 	if !strings.Contains(words[0].value, "/") || !words[0].static {
 		return c
 	}
