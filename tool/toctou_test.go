@@ -2,10 +2,14 @@ package tool
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tandem/bashcmd"
 )
 
 // swapGate approves every request, but first runs swap once when the edit is asked: what an attacker
@@ -112,5 +116,15 @@ func TestCommandsRunInTheDialectTheyAreJudgedIn(t *testing.T) {
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Fatalf("%q left %v (output %q)", command, entries, res.Output)
 		}
+	}
+	// Where commands run under sh, the judge reads them as sh does: [[ x > y ]] writes y.
+	sh := NewBash(Options{Shell: bashcmd.Shell{Path: "sh", Dialect: bashcmd.POSIX}})
+	call, gate := newCall(t, dir, map[string]any{"command": "echo hi && [[ x > y ]]", "description": "test"})
+	gate.refuse["bash"] = errRefused
+	if _, err := sh.Run(context.Background(), call); !errors.Is(err, errRefused) {
+		t.Fatalf("Run = %v, want the gate's refusal", err)
+	}
+	if ask := gate.askFor(t, "bash"); len(ask.With) != 1 || ask.With[0].Pattern != "y" || len(ask.Unjudged) == 0 || !strings.Contains(fmt.Sprint(ask.Metadata["shell"]), "sh -c") {
+		t.Fatalf("under sh the ask is %+v, want the write to y, unjudged", ask)
 	}
 }
