@@ -7,6 +7,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"tandem/bashcmd"
 	"tandem/tool"
 )
 
@@ -73,7 +74,7 @@ var _ tool.Terminals = (*editorFiles)(nil)
 
 // RunInTerminal runs a command in the editor's terminal (terminal/create, wait_for_exit, output,
 // release), killing it at the timeout or when the turn is aborted.
-func (f *editorFiles) RunInTerminal(ctx context.Context, shell, command, cwd string, timeout time.Duration, outputLimit int, started func(string)) (tool.TerminalResult, bool, error) {
+func (f *editorFiles) RunInTerminal(ctx context.Context, shell bashcmd.Shell, command, cwd string, timeout time.Duration, outputLimit int, started func(string)) (tool.TerminalResult, bool, error) {
 	if !f.terminal {
 		return tool.TerminalResult{}, false, nil
 	}
@@ -81,8 +82,10 @@ func (f *editorFiles) RunInTerminal(ctx context.Context, shell, command, cwd str
 	// Requests to the editor outlive an abort: the terminal is still killed, read and released.
 	bg := context.WithoutCancel(ctx)
 	limit := outputLimit
-	created, err := f.a.conn.CreateTerminal(ctx, acp.CreateTerminalRequest{SessionId: sid, Command: shell, Args: []string{"-c", command},
-		Cwd: &cwd, OutputByteLimit: &limit})
+	// The editor's environment cannot be filtered from here; the variables that make a shell source
+	// a file before the command are set empty, which disables them.
+	created, err := f.a.conn.CreateTerminal(ctx, acp.CreateTerminalRequest{SessionId: sid, Command: shell.Path, Args: shell.Args(command),
+		Env: []acp.EnvVariable{{Name: "BASH_ENV", Value: ""}, {Name: "ENV", Value: ""}}, Cwd: &cwd, OutputByteLimit: &limit})
 	if err != nil {
 		return tool.TerminalResult{}, true, fmt.Errorf("the editor could not start a terminal: %w", err)
 	}

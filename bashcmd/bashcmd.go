@@ -26,6 +26,9 @@ type Command struct {
 	// Always is the pattern an "always" answer may remember, e.g. "git status *"; empty when no
 	// lasting grant may be offered for this command.
 	Always string `json:"always,omitempty"`
+	// Named is, for a command named by a path (/usr/bin/git push), the pattern by its base name
+	// (git push): deny and ask rules about the program apply to it too.
+	Named string `json:"named,omitempty"`
 }
 
 // Write is a redirection that writes a file.
@@ -43,11 +46,11 @@ type Analysis struct {
 	Unjudged []string `json:"unjudged,omitempty"`
 }
 
-// Analyze parses script as bash and reports what it will do. home expands a leading ~ in redirection
-// targets. A script that does not parse is reported as unjudged with the parser's message.
-func Analyze(script, home string) Analysis {
+// Analyze parses script in dialect d and reports what it will do. home expands a leading ~ in
+// redirection targets. A script that does not parse is reported as unjudged with the parser's message.
+func Analyze(script string, d Dialect, home string) Analysis {
 	a := &analyzer{home: home, seen: map[string]bool{}}
-	a.script(script, 0)
+	a.script(script, d, 0)
 	if a.changesDir {
 		for _, w := range a.out.Writes {
 			if !filepath.IsAbs(w.Path) {
@@ -74,20 +77,25 @@ func (a *analyzer) unjudged(reason string) {
 	}
 }
 
-func (a *analyzer) script(src string, depth int) {
+func (a *analyzer) script(src string, d Dialect, depth int) {
 	if depth > maxDepth {
 		a.unjudged("shell scripts nested too deeply to follow")
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := syntax.NewParser(syntax.Variant(d.lang())).Parse(strings.NewReader(src), "")
 	if err != nil {
 		a.unjudged("the command could not be parsed: " + err.Error())
 		return
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if d == POSIX {
+			a.posixAmbiguity(n)
+		}
 		switch n := n.(type) {
 		case *syntax.CallExpr:
-			a.call(n, depth)
+			a.call(n, d, depth)
+		case *syntax.DeclClause:
+			a.declare(n)
 		case *syntax.Redirect:
 			a.redirect(n)
 		case *syntax.Assign:
@@ -100,12 +108,33 @@ func (a *analyzer) script(src string, depth int) {
 			for _, x := range n.Exprs {
 				a.arithmetic(x)
 			}
+		case *syntax.CStyleLoop:
+			a.arithmetic(n.Init)
+			a.arithmetic(n.Cond)
+			a.arithmetic(n.Post)
+		case *syntax.ArrayElem:
+			a.arithmetic(n.Index)
 		case *syntax.ParamExp:
-			if n.Index != nil {
-				a.arithmetic(n.Index)
+			if w, ok := n.Index.(*syntax.Word); !ok || (w.Lit() != "@" && w.Lit() != "*") {
+				a.arithmetic(n.Index) // ${a[@]} and ${a[*]} name every element; anything else is evaluated
+			}
+			if n.Slice != nil {
+				a.arithmetic(n.Slice.Offset)
+				a.arithmetic(n.Slice.Length)
 			}
 			if n.Excl {
 				a.unjudged("an indirect expansion (${!name}) reads a variable chosen at run time")
+			}
+			if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(n.Exp.Word.Lit(), "P") {
+				a.unjudged("a prompt expansion (${name@P}) runs the command substitutions in a variable's value")
+			}
+		case *syntax.UnaryTest:
+			if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
+				if w, ok := n.X.(*syntax.Word); ok {
+					a.variableName(w)
+				} else {
+					a.unjudged("a variable test on something other than a name")
+				}
 			}
 		case *syntax.BinaryTest:
 			if isArithmeticTest(n.Op) && (!static(n.X) || !static(n.Y)) {
@@ -137,28 +166,26 @@ func (a *analyzer) assign(as *syntax.Assign) {
 	}
 }
 
-// arithmetic flags arithmetic that reads variables: bash evaluates a variable's value as an
-// expression there, and an expression such as a[$(cmd)] runs cmd.
+// arithmetic flags arithmetic on anything but numbers: bash evaluates a variable's value (or a
+// substitution's output) as an expression there, and an expression such as a[$(cmd)] runs cmd.
 func (a *analyzer) arithmetic(x syntax.ArithmExpr) {
 	if x == nil {
 		return
 	}
+	// Only numbers are safe: a name, an expansion or a substitution gives text that bash evaluates
+	// again as an expression, and a[$(cmd)] in that text runs cmd.
 	reads := false
 	syntax.Walk(x, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.CmdSubst:
-			return false // its commands are judged on their own
-		case *syntax.ParamExp:
-			reads = true
-		case *syntax.Word:
-			if lit := n.Lit(); lit != "" && !isNumber(lit) {
+		if w, ok := n.(*syntax.Word); ok {
+			if !isNumber(w.Lit()) {
 				reads = true
 			}
+			return false // a substitution's commands are judged where the walk of the script meets them
 		}
 		return true
 	})
 	if reads {
-		a.unjudged("arithmetic on a variable can run commands hidden in its value")
+		a.unjudged("arithmetic on a name or an expansion can run commands hidden in its value")
 	}
 }
 
@@ -211,9 +238,14 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 	if r.N != nil && strings.HasPrefix(r.N.Value, "{") {
 		a.unjudged("a redirection to a descriptor named at run time")
 	}
-	path, ok := wordValue(r.Word)
+	a.writeTo(wordOf(r.Word), appendMode)
+}
+
+// writeTo records a write to the file a word names (a redirection's, time -o's).
+func (a *analyzer) writeTo(w word, appendMode bool) {
+	path, ok := w.value, w.static
 	if !ok {
-		a.unjudged(fmt.Sprintf("it writes to a file named at run time (%s)", printed(r.Word)))
+		a.unjudged(fmt.Sprintf("it writes to a file named at run time (%s)", w.source))
 		return
 	}
 	if path == "~" || strings.HasPrefix(path, "~/") {
@@ -226,8 +258,23 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 		a.unjudged(fmt.Sprintf("it writes under another user's home (%s)", path))
 		return
 	}
-	if slices.Contains(harmlessTargets, path) || strings.HasPrefix(path, "/dev/fd/") {
+	a.write(path, appendMode)
+}
+
+// write records a file the command writes. Only the exact names of harmlessTargets write nothing;
+// any other path is a file, resolved (symlinks and all) by whoever asks for it.
+func (a *analyzer) write(path string, appendMode bool) {
+	if slices.Contains(harmlessTargets, path) {
 		return
+	}
+	clean := filepath.ToSlash(filepath.Clean(path))
+	for _, through := range []string{"/dev/fd", "/proc", "/dev/stdin", "/dev/stdout", "/dev/stderr"} {
+		if clean == through || strings.HasPrefix(clean, through+"/") || strings.HasPrefix(path, through+"/") {
+			// /dev/fd/N and /proc/self lead where the command's own descriptors and process do,
+			// which tandem cannot see from outside: /dev/fd/../../..$HOME/.bashrc is any file.
+			a.unjudged(fmt.Sprintf("it writes through %s, which leads wherever the running command's descriptors do (%s)", through, path))
+			return
+		}
 	}
 	for _, w := range a.out.Writes {
 		if w.Path == path {
@@ -251,6 +298,9 @@ func printed(n syntax.Node) string {
 func wordValue(w *syntax.Word) (string, bool) {
 	if w == nil {
 		return "", false
+	}
+	if len(w.Parts) == 1 && w.Lit() == "[" {
+		return "[", true // a lone [ is the test command, not a bracket expression
 	}
 	var b strings.Builder
 	for _, part := range w.Parts {

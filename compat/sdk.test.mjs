@@ -2,7 +2,7 @@
 // tandem binary. Every call's result is checked for the fields a client reads, not only its status.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { missing, startTandem, waitFor } from './harness.mjs';
 import { check, partition, responseSchema, templateOf } from './schema.mjs';
@@ -229,6 +229,27 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
     assert.equal(unknown.error.name, 'NotFoundError');
     const badEnum = await client.permission.reply({ requestID: request.id, reply: 'Once' });
     assert.equal(badEnum.response.status, 400, 'the reply enum is case-sensitive, as in OpenCode');
+  });
+
+  test('a redirection is one bash request: one reply runs the command and writes the file', async () => {
+    const from = events.length;
+    const file = path.join(server.project, 'compat-redirect.txt');
+    const redirectSession = ok(await client.session.create({ title: 'sdk redirect' })).id;
+    ok(await client.session.promptAsync({ sessionID: redirectSession, parts: [{ type: 'text', text: 'run: echo compat-v2 > compat-redirect.txt' }] }), 204);
+    const asked = await nextEvent('permission.asked', (p) => p.sessionID === redirectSession, from);
+    assert.equal(asked.properties.permission, 'bash');
+    assert.deepEqual(asked.properties.patterns, ['echo compat-v2']);
+    assert.deepEqual(asked.properties.always, ['echo *']);
+    assert.equal(asked.properties.metadata.command, 'echo compat-v2 > compat-redirect.txt');
+    assert.equal(asked.properties.metadata.writes[0].filepath, file);
+    assert.equal(ok(await client.permission.reply({ requestID: asked.properties.id, reply: 'once' })), true);
+    await nextEvent('message.part.updated',
+      (p) => p.part.type === 'tool' && p.part.callID === asked.properties.tool.callID && p.part.state.status === 'completed', from);
+    await nextEvent('session.idle', (p) => p.sessionID === redirectSession, from);
+    assert.equal(events.slice(from).filter((e) => e.type === 'permission.asked').length, 1, 'one request, not a second one for the edit');
+    assert.equal(readFileSync(file, 'utf8'), 'compat-v2\n');
+    rmSync(file);
+    ok(await client.session.delete({ sessionID: redirectSession }));
   });
 
   test('an ask: prompt asks a question, which is listed, answered with an option, and the tool completes', async () => {

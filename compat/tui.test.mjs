@@ -2,6 +2,8 @@
 // tmux against the built tandem binary. The assertions read the screen with `tmux capture-pane`
 // and check what a person would see; a few cross-checks ask tandem through the official SDK.
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startTandem, user, waitFor } from './harness.mjs';
 import { Terminal, sleep, tuiUnavailable } from './terminal.mjs';
@@ -67,6 +69,20 @@ describe('OpenCode\'s terminal UI attached to tandem', { skip: tuiUnavailable() 
     const screen = await term.waitFor('the command output', /approved-42/);
     assert.doesNotMatch(screen, /Permission required/);
     await waitFor('the permission to be answered', async () => (await client.permission.list()).data.length === 0);
+  });
+
+  test('a redirection shows one permission dialog, and approving it runs the command and writes the file', async () => {
+    // tandem used to ask a second time for the write, which OpenCode's dialog showed as "No diff provided".
+    const file = path.join(server.project, 'tui-redirect.txt');
+    await term.type('run: echo tui-v2 > tui-redirect.txt');
+    const dialog = await term.waitFor('the permission dialog', /Permission required[^]*echo tui-v2/);
+    assert.doesNotMatch(dialog, /No diff provided/);
+    term.press('Enter'); // "Allow once"
+    await waitFor('the file to be written', () => existsSync(file) && readFileSync(file, 'utf8') === 'tui-v2\n');
+    await waitFor('the permission to be answered', async () => (await client.permission.list()).data.length === 0);
+    const screen = await term.waitFor('the finished turn', /echo tui-v2 > tui-redirect\.txt[\s\S]*Demo \(offline, scripted\) · [\d.]+m?s/, 30000);
+    assert.doesNotMatch(screen, /Permission required|No diff provided/, 'no second dialog for the write');
+    rmSync(file);
   });
 
   test('a long command (seq 1 5000) shows its last line and the session returns to idle, five times over', async () => {

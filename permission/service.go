@@ -410,6 +410,22 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 			}
 		}
 	}
+	// What the action also needs (a command's writes) is decided as its own ask would be, and
+	// asked, if at all, in this one request.
+	for _, n := range ask.With {
+		if a, by := grantFor(grants, n.Permission, n.Pattern); a == Deny {
+			s.logDenied(ctx, sc, n.Permission, []string{n.Pattern}, by)
+			return rejectf("The user has chosen to always reject this tool call (%s %s). Try another approach, or ask the user", n.Permission, n.Pattern)
+		}
+		switch Evaluate(rules, n.Permission, n.Pattern) {
+		case Deny:
+			return rejectf("The user has specified a rule which prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", n.Permission, n.Pattern)
+		case Ask:
+			if n.Unjudged != "" || !granted(grants, n.Permission, n.Pattern) {
+				needAsk = true
+			}
+		}
+	}
 	if !needAsk {
 		return nil
 	}

@@ -45,7 +45,7 @@ func (*Bash) Name() string { return "bash" }
 
 func (b *Bash) Description() string {
 	opts := b.opts.withDefaults()
-	return fmt.Sprintf(`Runs a shell command (%s -c) in the project directory and returns its combined stdout and stderr.
+	return fmt.Sprintf(`Runs a shell command (%s) in the project directory and returns its combined stdout and stderr.
 
 - Use workdir to run in a subdirectory instead of "cd dir && ...".
 - timeout is in milliseconds: default %d, at most %d. On timeout the whole process group is killed.
@@ -53,7 +53,7 @@ func (b *Bash) Description() string {
 - A non-zero exit status is reported in the output; it is not a tool failure.
 - Commands do not get a terminal and cannot read input; background processes are killed when the command ends.
 - Prefer the read, list, glob, grep, edit and write tools over cat, ls, find, grep, sed and echo redirection.`,
-		opts.Shell, opts.BashTimeout.Milliseconds(), opts.BashMaxTimeout.Milliseconds(), opts.OutputLimit)
+		opts.Shell.String(), opts.BashTimeout.Milliseconds(), opts.BashMaxTimeout.Milliseconds(), opts.OutputLimit)
 }
 
 func (*Bash) Parameters() json.RawMessage {
@@ -95,10 +95,14 @@ func (b *Bash) Run(ctx context.Context, call *Call) (Result, error) {
 	if info, err := os.Stat(where.Abs); err != nil || !info.IsDir() {
 		return Result{}, invalid("workdir %s is not an existing directory.", where.Abs)
 	}
-	if err := askForCommand(ctx, call, in.Command, where.Abs); err != nil {
+	writes, err := askForCommand(ctx, call, opts.Shell, in.Command, where.Abs)
+	if err != nil {
 		return Result{}, err
 	}
 	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if err := writesStillLead(writes); err != nil {
 		return Result{}, err
 	}
 	if call.Terminals != nil {
@@ -161,7 +165,8 @@ func runCommand(ctx context.Context, call *Call, opts Options, in bashInput, cwd
 	if err != nil {
 		return Result{}, err
 	}
-	cmd := exec.Command(opts.Shell, "-c", in.Command)
+	cmd := exec.Command(opts.Shell.Path, opts.Shell.Args(in.Command)...)
+	cmd.Env = opts.Shell.Env(os.Environ())
 	cmd.Dir = cwd
 	cmd.Stdout = w
 	cmd.Stderr = w
@@ -169,7 +174,7 @@ func runCommand(ctx context.Context, call *Call, opts Options, in bashInput, cwd
 	if err := cmd.Start(); err != nil {
 		_ = r.Close()
 		_ = w.Close()
-		return Result{}, fmt.Errorf("starting %s: %w", opts.Shell, err)
+		return Result{}, fmt.Errorf("starting %s: %w", opts.Shell.Path, err)
 	}
 	_ = w.Close()
 	pgid := cmd.Process.Pid

@@ -322,36 +322,50 @@ func TestTheBashToolAsksForEverythingTheCommandDoes(t *testing.T) {
 		patterns   []string
 		always     []string
 		unjudged   bool
+		with       []Need
 	}
+	outside := projectDir(t)
 	tests := []struct {
 		name    string
 		command string
 		want    []ask
 	}{
 		{"a pipeline asks once for both commands", "ls -la | head -1",
-			[]ask{{"bash", []string{"ls -la", "head -1"}, []string{"ls *", "head *"}, false}}},
-		{"a redirection into the project asks to edit that file", "echo hi > out.txt",
-			[]ask{{"bash", []string{"echo hi"}, []string{"echo *"}, false}, {"edit", []string{"out.txt"}, []string{"out.txt"}, false}}},
+			[]ask{{"bash", []string{"ls -la", "head -1"}, []string{"ls *", "head *"}, false, nil}}},
+		{"a redirection's write is part of the one bash request", "echo hi > out.txt",
+			[]ask{{"bash", []string{"echo hi"}, []string{"echo *"}, false, []Need{{Permission: "edit", Pattern: "out.txt"}}}}},
+		{"a write outside also needs its directory", "echo hi >> " + outside + "/f",
+			[]ask{{"bash", []string{"echo hi"}, []string{"echo *"}, false, []Need{{Permission: "external_directory", Pattern: outside + "/*"}, {Permission: "edit", Pattern: "{outside}/f"}}}}},
 		{"a redirection into the project config is never remembered", "echo '{}' > tandem.json",
-			[]ask{{"bash", []string{"echo {}"}, []string{"echo *"}, false}, {"edit", []string{"tandem.json"}, nil, true}}},
+			[]ask{{"bash", []string{"echo {}"}, nil, true, []Need{{Permission: "edit", Pattern: "tandem.json", Unjudged: "it writes tandem.json, configuration tandem reads"}}}}},
+		{"a redirection into a git hook is never remembered", "echo 'touch X' >> .git/hooks/pre-commit",
+			[]ask{{"bash", []string{"echo touch X"}, nil, true, []Need{{Permission: "edit", Pattern: ".git/hooks/pre-commit", Unjudged: "it writes {dir}/.git/hooks/pre-commit, a git hook that git commands run"}}}}},
 		{"eval asks with no lasting grant offered", "eval ls",
-			[]ask{{"bash", []string{"eval ls"}, nil, true}}},
+			[]ask{{"bash", []string{"eval ls"}, nil, true, nil}}},
+		{"a command named by a path is also asked by its name", "/usr/bin/git push",
+			[]ask{{"bash", []string{"/usr/bin/git push", "git push"}, []string{"/usr/bin/git push"}, false, nil}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := projectDir(t)
 			call, gate := newCall(t, dir, map[string]any{"command": tt.command, "description": "test"})
 			gate.refuse["bash"] = errRefused // judge only: nothing runs
 			if _, err := NewBash(Options{}).Run(context.Background(), call); !errors.Is(err, errRefused) {
 				t.Fatalf("Run = %v, want the gate's refusal", err)
 			}
-			gate.refuse = map[string]error{}
-			if err := askForCommand(context.Background(), call, tt.command, dir); err != nil {
-				t.Fatal(err)
-			}
 			var got []ask
-			for _, a := range gate.asked()[1:] {
-				got = append(got, ask{a.Permission, a.Patterns, a.Always, len(a.Unjudged) > 0})
+			for _, a := range gate.asked() {
+				got = append(got, ask{a.Permission, a.Patterns, a.Always, len(a.Unjudged) > 0, a.With})
+			}
+			for _, a := range tt.want {
+				for i := range a.with {
+					a.with[i].Unjudged = strings.ReplaceAll(a.with[i].Unjudged, "{dir}", dir)
+					rel, err := filepath.Rel(dir, outside)
+					if err != nil {
+						t.Fatal(err)
+					}
+					a.with[i].Pattern = strings.ReplaceAll(a.with[i].Pattern, "{outside}", filepath.ToSlash(rel))
+				}
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("asks = %+v\nwant %+v", got, tt.want)

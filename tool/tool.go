@@ -11,6 +11,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"tandem/bashcmd"
 )
 
 // Tool is one capability the model can call by name.
@@ -44,7 +46,7 @@ type Call struct {
 // kills it) or ctx ends (likewise); started receives the terminal's ID once it runs. ok=false says
 // the client takes no part, and tandem runs the command itself.
 type Terminals interface {
-	RunInTerminal(ctx context.Context, shell, command, cwd string, timeout time.Duration, outputLimit int, started func(terminalID string)) (res TerminalResult, ok bool, err error)
+	RunInTerminal(ctx context.Context, shell bashcmd.Shell, command, cwd string, timeout time.Duration, outputLimit int, started func(terminalID string)) (res TerminalResult, ok bool, err error)
 }
 
 // TerminalResult is how a command in a client's terminal ended.
@@ -80,6 +82,21 @@ type Ask struct {
 	// command name; a write to tandem's own configuration). Such an ask is never satisfied by a
 	// remembered grant: only the user's own configuration can allow it, otherwise a person is asked.
 	Unjudged []string
+	// With are further permissions the same action needs, judged in this one request (bash: edit,
+	// and external_directory outside the project, for each file a redirection writes). Each is
+	// decided by the rules and remembered grants as an ask of its own would be, but never asked on
+	// its own: a deny refuses the action, one that would ask makes this request asked, and a lasting
+	// answer to this request remembers only Always.
+	With []Need
+}
+
+// Need is one permission an Ask needs besides its own.
+type Need struct {
+	Permission string
+	Pattern    string
+	// Unjudged, when set, says why no remembered grant satisfies this need (a write to
+	// configuration): only the user's own rules can allow it, otherwise a person is asked.
+	Unjudged string
 }
 
 // Progress is a live update of a running tool part (bash streams its output this way).
@@ -124,7 +141,8 @@ type Options struct {
 	BashTimeout    time.Duration // default 2 minutes: used when the model gives no timeout
 	BashMaxTimeout time.Duration // default 10 minutes: the most a model may ask for
 	OutputLimit    int           // bytes of bash output kept (head and tail), default 50 KiB
-	Shell          string        // default "sh"; run as <Shell> -c <command>
+	// Shell runs every command and is the dialect it is judged in; default bashcmd.FindShell().
+	Shell bashcmd.Shell
 }
 
 func (o Options) withDefaults() Options {
@@ -140,8 +158,8 @@ func (o Options) withDefaults() Options {
 	if o.OutputLimit <= 0 {
 		o.OutputLimit = 50 * 1024
 	}
-	if o.Shell == "" {
-		o.Shell = "sh"
+	if o.Shell.Path == "" {
+		o.Shell = bashcmd.FindShell()
 	}
 	return o
 }

@@ -103,12 +103,18 @@ func fileToChange(ctx context.Context, call *Call, toolName, filePath string) (t
 // symlink-resolved path so that a symlink stays a symlink.
 func commit(ctx context.Context, call *Call, t target, before, after string) (fileDiff, error) {
 	d := diffFiles(t.Abs, before, after)
-	if err := call.Gate.Check(ctx, Ask{
+	ask := Ask{
 		Permission: "edit",
 		Patterns:   []string{t.Rel},
 		Always:     []string{t.Rel},
 		Metadata:   map[string]any{"filepath": t.Abs, "diff": d.Patch},
-	}); err != nil {
+	}
+	if reason := configFile(t.Real); reason != "" {
+		// Configuration is asked about every time: no "always" is offered or honoured.
+		ask.Always, ask.Unjudged = nil, []string{reason}
+		ask.Metadata["unjudged"] = ask.Unjudged
+	}
+	if err := call.Gate.Check(ctx, ask); err != nil {
 		return fileDiff{}, err
 	}
 	// Checked again at use: the path must lead where it led when the person saw the diff.

@@ -21,6 +21,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"tandem/bashcmd"
 	"tandem/client"
 	"tandem/mcp"
 	"tandem/permission"
@@ -805,7 +806,8 @@ func TestACPEditorBuffersAndTerminals(t *testing.T) {
 			ran = append(ran, strings.Join(term.cmd.Args[1:], " "))
 		}
 		e.mu.Unlock()
-		if len(ran) != 1 || ran[0] != "-c echo from-the-editor-terminal" {
+		// The same shell, dialect and flags as tandem's own runs.
+		if want := strings.Join(bashcmd.FindShell().Args("echo from-the-editor-terminal"), " "); len(ran) != 1 || ran[0] != want {
 			t.Fatalf("the editor's terminals ran %q", ran)
 		}
 		var embedded string
