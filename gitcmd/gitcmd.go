@@ -12,9 +12,11 @@
 //   - every filter driver the configuration defines (found with git config --get-regexp, which
 //     follows include and includeIf as git does) gets empty clean, smudge and process commands and
 //     required=false, so git keeps the bytes as they are;
-//   - diff, log, show and the diff-* plumbing get --no-ext-diff --no-textconv (diff.external, diff.<driver>.command and
-//     diff.<driver>.textconv unused), diff and status --ignore-submodules=dirty (no git is started
-//     inside a submodule, whose configuration was not read);
+//   - diff, log, show and the diff-* plumbing get --no-ext-diff --no-textconv (diff.external,
+//     diff.<driver>.command and diff.<driver>.textconv unused); diff and status get
+//     --ignore-submodules=dirty, with diff.submodule=short and status.submoduleSummary=false (no
+//     git is started inside a submodule, whose configuration was not read); log.showSignature=false
+//     (no gpg);
 //   - no transport is allowed (protocol.allow=never and every configured protocol.<name>.allow
 //     overridden), GIT_NO_LAZY_FETCH=1, and credential.helper and core.askPass are emptied;
 //   - gc.auto=0 and maintenance.auto=false: nothing is started in the background;
@@ -167,6 +169,9 @@ var safety = []Setting{
 	{"gc.auto", "0"},
 	{"maintenance.auto", "false"},
 	{"submodule.recurse", "false"},
+	{"diff.submodule", "short"},          // "diff" starts git diff inside a submodule
+	{"status.submoduleSummary", "false"}, // the summary starts git log inside one
+	{"log.showSignature", "false"},       // it starts gpg.program
 }
 
 // settings are the repository's own settings, then the safety settings, then one set per

@@ -410,6 +410,16 @@ func (r *repo) trackWithin(ctx context.Context, timeout time.Duration) (string, 
 		r.t.stamp = r.indexStamp()
 		return r.t.last, nil
 	}
+	if nested := r.nestedRepos(added); len(nested) > 0 {
+		// A repository inside the work tree is added as a gitlink: its files cannot be restored
+		// from a snapshot anyway, and once one is in the index, the next add starts git status
+		// inside it, under that repository's own configuration (filter drivers gitcmd never read).
+		// It is taken out of the index before the tree is written.
+		if _, err := r.runWithin(ctx, timeout, append([]string{"update-index", "--force-remove", "--"}, nested...)...); err != nil {
+			r.t.last = ""
+			return "", r.fail(err)
+		}
+	}
 	out, err := r.run(ctx, "write-tree")
 	if err != nil {
 		r.t.last = ""
@@ -417,6 +427,24 @@ func (r *repo) trackWithin(ctx context.Context, timeout time.Duration) (string, 
 	}
 	r.t.last, r.t.stamp = strings.TrimSpace(string(out)), r.indexStamp()
 	return r.t.last, nil
+}
+
+// nestedRepos are the paths git add --verbose added that are directories: repositories of their
+// own inside the work tree, which git adds as gitlinks (and names with a trailing slash).
+func (r *repo) nestedRepos(added []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(added), "\n") {
+		// "add 'path'" (git quotes nothing else with core.quotepath off)
+		name, ok := strings.CutPrefix(line, "add '")
+		if !ok {
+			continue
+		}
+		name = strings.TrimSuffix(strings.TrimSuffix(name, "'"), "/") // "add 'sub/'" for a repository
+		if info, err := os.Lstat(filepath.Join(r.worktree, filepath.FromSlash(name))); err == nil && info.IsDir() {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func (r *repo) indexStamp() string {

@@ -174,6 +174,7 @@ func TestARepositorysProgramsRunThroughNoRoute(t *testing.T) {
 		ran  string
 	}{
 		{[]string{"status"}, "fsmonitor"},
+		{[]string{"diff", "--numstat", "HEAD", "--", "sub"}, "submodule"},
 		{[]string{"hash-object", "tracked.txt"}, "clean"},
 		{[]string{"cat-file", "--filters", "HEAD:tracked.txt"}, "smudge"},
 		{[]string{"hash-object", "data.bin"}, "process"},

@@ -14,6 +14,7 @@
 #   transport   with "lazy": a fetch of a partial clone's missing blob (lazy.txt's, in HEAD)
 #               through an ext:: remote
 #   pager       core.pager and pager.*
+#   submodule   the clean command of a filter driver the submodule sub configures for itself
 #
 # Afterwards tracked.txt and other.md are modified and new.txt is untracked. A test drives tandem
 # against REPO and expects MARKS to stay empty. (The pager never runs without a terminal; it is
@@ -29,7 +30,10 @@ printf '*.txt filter=evil diff=evil\n*.bin filter=inc\n' >.gitattributes
 printf 'hello\n' >tracked.txt
 printf 'bin\n' >data.bin
 printf 'other\n' >other.md
-git add .
+# sub is a repository of its own, committed as a submodule (a gitlink).
+git init -q sub
+(cd sub && printf 'sub\n' >s.txt && printf '*.txt filter=sub\n' >.gitattributes && git add . && git commit -qm sub)
+git -c advice.addEmbeddedRepo=false add .
 git commit -qm start
 
 if [ "${3:-}" = lazy ]; then
@@ -47,6 +51,7 @@ fi
 
 mark() { printf 'touch %s/%s; ' "$marks" "$1"; }
 git config core.fsmonitor "$(mark fsmonitor)false"
+git -C sub config filter.sub.clean "$(mark submodule)cat"
 git config filter.evil.clean "$(mark clean)cat"
 git config filter.evil.smudge "$(mark smudge)cat"
 git config filter.evil.required true
@@ -72,3 +77,4 @@ git config core.hooksPath .githooks
 printf 'hello\nchanged\n' >tracked.txt
 printf 'other\nchanged\n' >other.md
 printf 'new\n' >new.txt
+printf 'SUB\n' >sub/s.txt # the same size: git reads it through the filter to tell
