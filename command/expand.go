@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tandem/errs"
+	"tandem/files"
 	"tandem/gitcmd"
 	"tandem/tool"
 )
@@ -161,7 +162,11 @@ func runShell(ctx context.Context, dir, command string) (string, error) {
 func runGit(ctx context.Context, dir string, args []string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, shellTimeout)
 	defer cancel()
-	g, err := gitcmd.Open(ctx, gitcmd.Repo{Dir: dir})
+	repo, ok := files.GitRepo(dir)
+	if !ok {
+		repo = gitcmd.Repo{Dir: dir} // outside git: git says so
+	}
+	g, err := gitcmd.Open(ctx, repo)
 	if err != nil {
 		return err.Error(), nil
 	}

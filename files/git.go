@@ -43,10 +43,11 @@ func Status(ctx context.Context, dir string) ([]Change, error) {
 // openGit opens tandem's own git in dir (gitcmd: no program the repository names runs) and names
 // the commit to compare with; ok is false outside a git work tree, or in one git cannot read.
 func openGit(ctx context.Context, dir string) (g *gitcmd.Git, base string, ok bool) {
-	if worktreeTop(dir) == "" {
+	repo, ok := GitRepo(dir)
+	if !ok {
 		return nil, "", false
 	}
-	g, err := gitcmd.Open(ctx, gitcmd.Repo{Dir: dir})
+	g, err := gitcmd.Open(ctx, repo)
 	if err != nil {
 		return nil, "", false
 	}
@@ -54,6 +55,17 @@ func openGit(ctx context.Context, dir string) (g *gitcmd.Git, base string, ok bo
 		return nil, "", false
 	}
 	return g, base, true
+}
+
+// GitRepo is the repository of dir's work tree, named explicitly (--git-dir, --work-tree): a
+// core.worktree in its configuration cannot make git read another directory's files as the
+// project's. ok is false outside a git work tree.
+func GitRepo(dir string) (r gitcmd.Repo, ok bool) {
+	top := worktreeTop(dir)
+	if top == "" {
+		return gitcmd.Repo{}, false
+	}
+	return gitcmd.Repo{Dir: dir, GitDir: gitDir(top), WorkTree: top}, true
 }
 
 func status(ctx context.Context, g *gitcmd.Git, dir, base string) ([]Change, error) {

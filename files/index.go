@@ -201,10 +201,11 @@ func finish(l *Listing) *Listing {
 // tree is listed by git as one directory ("nested/"); it comes back among dirs. ok is false outside a
 // git work tree or without git.
 func gitFiles(ctx context.Context, dir string) (files, dirs []string, ok bool) {
-	if worktreeTop(dir) == "" {
+	repo, ok := GitRepo(dir)
+	if !ok {
 		return nil, nil, false
 	}
-	g, err := gitcmd.Open(ctx, gitcmd.Repo{Dir: dir})
+	g, err := gitcmd.Open(ctx, repo)
 	if err != nil {
 		return nil, nil, false
 	}

@@ -785,10 +785,10 @@ func (s *Service) GrantScope(ctx context.Context, directory string) string {
 	if ok {
 		return scope
 	}
-	root := directory
-	if out, err := ownGit(ctx, directory, "rev-parse", "--show-toplevel"); err == nil && strings.TrimSpace(string(out)) != "" {
-		root = strings.TrimSpace(string(out))
-	}
+	// The work tree is found by its .git, as the file routes and snapshots find it: git's own
+	// --show-toplevel would follow a core.worktree the repository's configuration names, and so let
+	// it claim another directory's grants.
+	root := Worktree(directory)
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}

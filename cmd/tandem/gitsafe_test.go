@@ -232,3 +232,48 @@ func TestAnUntrackedSymlinkShowsItsTargetsNameNotItsContent(t *testing.T) {
 		t.Errorf("GET /file/content of the link: %d %s", status, body)
 	}
 }
+
+// TestARepositorysCoreWorktreeCannotLeadOutside: a repository whose configuration names another
+// directory as its work tree (core.worktree) is still read in the project: the routes never show
+// that directory's files.
+func TestARepositorysCoreWorktreeCannotLeadOutside(t *testing.T) {
+	td := newTandem(t, setup{untrusted: true})
+	elsewhere := t.TempDir()
+	if err := os.WriteFile(filepath.Join(elsewhere, "key"), []byte("the outside secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(td.project, "key"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, td.project, "init", "-q")
+	gitIn(t, td.project, "add", "key")
+	gitIn(t, td.project, "commit", "-qm", "start")
+	gitIn(t, td.project, "config", "core.worktree", elsewhere)
+	if out := gitIn(t, td.project, "diff", "HEAD"); !strings.Contains(out, "+the outside secret") {
+		t.Fatalf("plain git does not follow core.worktree, the test proves nothing: %q", out)
+	}
+	td.start(t)
+	t.Cleanup(func() { td.stop(t) })
+
+	for _, tc := range []struct{ path, want string }{
+		{"/vcs/diff?mode=git", "[]"},
+		{"/vcs/diff/raw", ""},
+		{"/file/status", "[]"},
+		{"/vcs/status", "[]"},
+		{"/file/content?path=key", `{"type":"text","content":""}`},
+	} {
+		status, body := td.request(t, http.MethodGet, tc.path, "")
+		if status != http.StatusOK || strings.TrimSpace(string(body)) != tc.want {
+			t.Errorf("GET %s (%d) reads the other directory: %s", tc.path, status, body)
+		}
+	}
+	sid := td.newSession(t)
+	if status, body := td.request(t, http.MethodPost, "/session/"+sid+"/command", commandBody("review", "")); status != http.StatusOK {
+		t.Fatalf("/review: %d %s", status, body)
+	}
+	for _, m := range td.messages(t, sid) {
+		if strings.Contains(textOf(m), "secret") {
+			t.Errorf("/review sent the other directory's file to the model:\n%s", textOf(m))
+		}
+	}
+}
