@@ -35,6 +35,10 @@ type Command struct {
 	// mayRun says whether the template's !`cmd` blocks may run: true for tandem's own commands and
 	// the user's, and for a project's files only once the user trusts the project.
 	mayRun bool
+	// ownGit maps the text of a built-in's !`git …` blocks to the arguments tandem runs them with,
+	// as its own git (gitcmd), not through a shell: /review reads a repository nobody trusted yet,
+	// so its git must not start the programs that repository's configuration names.
+	ownGit map[string][]string
 	// file is where the command was defined, for error messages ("" for built-ins and config).
 	file string
 }
@@ -61,10 +65,14 @@ $ARGUMENTS`,
 			Description: "review the uncommitted changes",
 			Template: "Review the uncommitted changes of this project as a careful senior engineer would.\n\n" +
 				"What git reports as changed:\n!`git status --short`\n\n" +
-				"The changes against HEAD:\n!`git --no-pager diff --no-ext-diff HEAD`\n\n" +
+				"The changes against HEAD:\n!`git diff HEAD`\n\n" +
 				"Look for bugs, missed edge cases, security problems, missing tests and unclear code, and read the surrounding " +
 				"code where the diff alone does not tell. Report what you find by file and line, most important first, and say " +
 				"plainly when the changes look right. Do not change any file.\n$ARGUMENTS",
+			ownGit: map[string][]string{
+				"git status --short": {"status", "--short"},
+				"git diff HEAD":      {"diff", "HEAD"},
+			},
 		},
 	}
 }

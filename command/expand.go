@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"tandem/errs"
+	"tandem/files"
+	"tandem/gitcmd"
 	"tandem/tool"
 )
 
@@ -106,7 +109,14 @@ func Expand(ctx context.Context, c Command, arguments, dir, root string) (Expand
 		prev := 0
 		for _, m := range blocks {
 			b.WriteString(text[prev:m[0]])
-			out, err := runShell(ctx, dir, text[m[2]:m[3]])
+			block := text[m[2]:m[3]]
+			var out string
+			var err error
+			if args, ok := c.ownGit[block]; ok {
+				out, err = runGit(ctx, dir, args)
+			} else {
+				out, err = runShell(ctx, dir, block)
+			}
 			if err != nil {
 				return Expanded{}, err
 			}
@@ -145,6 +155,53 @@ func runShell(ctx context.Context, dir, command string) (string, error) {
 		out = res.Output
 	}
 	return strings.TrimRight(out, "\n"), nil
+}
+
+// runGit runs a built-in's git block as tandem's own git (gitcmd) and returns its output as the
+// prompt shows it: the first shellOutput bytes, and git's error when it fails.
+func runGit(ctx context.Context, dir string, args []string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, shellTimeout)
+	defer cancel()
+	repo, ok := files.GitRepo(dir)
+	if !ok {
+		repo = gitcmd.Repo{Dir: dir} // outside git: git says so
+	}
+	g, err := gitcmd.Open(ctx, repo)
+	if err != nil {
+		return err.Error(), nil
+	}
+	var stdout, stderr bounded
+	stdout.limit, stderr.limit = shellOutput, shellOutput
+	cmd := g.Command(ctx, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
+			return "", ctx.Err()
+		}
+		return strings.TrimRight(stdout.String()+stderr.String(), "\n") + "\n(git " + args[0] + ": " + err.Error() + ")", nil
+	}
+	return strings.TrimRight(stdout.String(), "\n"), nil
+}
+
+// bounded keeps the first limit bytes written to it and counts the rest.
+type bounded struct {
+	limit   int
+	kept    []byte
+	dropped int
+}
+
+func (b *bounded) Write(p []byte) (int, error) {
+	n := min(len(p), b.limit-len(b.kept))
+	b.kept = append(b.kept, p[:n]...)
+	b.dropped += len(p) - n
+	return len(p), nil
+}
+
+func (b *bounded) String() string {
+	if b.dropped == 0 {
+		return string(b.kept)
+	}
+	return strings.ToValidUTF8(string(b.kept), "") + fmt.Sprintf("\n... (%d more bytes not shown)", b.dropped)
 }
 
 // attachments finds the @path references of a prompt that name files inside root. A path is read

@@ -164,3 +164,22 @@ func TestLoadSkipsProjectFilesThatLeadOutside(t *testing.T) {
 		t.Fatalf("names %q, skipped %v", names, skipped)
 	}
 }
+
+// TestBuiltinsRunGitAsTandemsOwn: every shell block of a built-in command (which runs before the
+// user trusts the project) is git run as tandem's own, never a shell, and runs what it says.
+func TestBuiltinsRunGitAsTandemsOwn(t *testing.T) {
+	for _, c := range builtins() {
+		t.Run("/"+c.Name+"'s blocks are all tandem's own git", func(t *testing.T) {
+			for _, m := range shellBlock.FindAllStringSubmatch(c.Template, -1) {
+				args, ok := c.ownGit[m[1]]
+				if !ok {
+					t.Errorf("!`%s` would run through a shell", m[1])
+					continue
+				}
+				if want := strings.Fields(m[1]); want[0] != "git" || !slices.Equal(args, want[1:]) {
+					t.Errorf("!`%s` runs git %q", m[1], args)
+				}
+			}
+		})
+	}
+}

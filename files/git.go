@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"tandem/errs"
+	"tandem/gitcmd"
 )
 
 // Change is OpenCode's File: one changed path in the work tree and its line counts against HEAD.
@@ -32,19 +33,48 @@ type Change struct {
 // unless ignored) and deleted files, with added and removed line counts (0 for binary files). Paths
 // are relative to dir and limited to it. Outside git it is empty.
 func Status(ctx context.Context, dir string) ([]Change, error) {
-	out := []Change{}
-	if worktreeTop(dir) == "" {
-		return out, nil
+	g, base, ok := openGit(ctx, dir)
+	if !ok {
+		return []Change{}, nil
 	}
-	base, err := headOrEmpty(ctx, dir)
+	return status(ctx, g, dir, base)
+}
+
+// openGit opens tandem's own git in dir (gitcmd: no program the repository names runs) and names
+// the commit to compare with; ok is false outside a git work tree, or in one git cannot read.
+func openGit(ctx context.Context, dir string) (g *gitcmd.Git, base string, ok bool) {
+	repo, ok := GitRepo(dir)
+	if !ok {
+		return nil, "", false
+	}
+	g, err := gitcmd.Open(ctx, repo)
 	if err != nil {
-		return out, nil // not a work tree git can read: nothing to report
+		return nil, "", false
 	}
-	numstat, err := git(ctx, dir, "diff", "--numstat", "-z", "--no-renames", "--relative", base, "--")
+	if base, err = headOrEmpty(ctx, g); err != nil {
+		return nil, "", false
+	}
+	return g, base, true
+}
+
+// GitRepo is the repository of dir's work tree, named explicitly (--git-dir, --work-tree): a
+// core.worktree in its configuration cannot make git read another directory's files as the
+// project's. ok is false outside a git work tree.
+func GitRepo(dir string) (r gitcmd.Repo, ok bool) {
+	top := worktreeTop(dir)
+	if top == "" {
+		return gitcmd.Repo{}, false
+	}
+	return gitcmd.Repo{Dir: dir, GitDir: gitDir(top), WorkTree: top}, true
+}
+
+func status(ctx context.Context, g *gitcmd.Git, dir, base string) ([]Change, error) {
+	out := []Change{}
+	numstat, err := g.Output(ctx, "diff", "--numstat", "-z", "--no-renames", "--relative", base, "--")
 	if err != nil {
 		return nil, err
 	}
-	names, err := git(ctx, dir, "diff", "--name-status", "-z", "--no-renames", "--relative", base, "--")
+	names, err := g.Output(ctx, "diff", "--name-status", "-z", "--no-renames", "--relative", base, "--")
 	if err != nil {
 		return nil, err
 	}
@@ -71,12 +101,12 @@ func Status(ctx context.Context, dir string) ([]Change, error) {
 		}
 		out = append(out, c)
 	}
-	untracked, err := git(ctx, dir, "ls-files", "-z", "--others", "--exclude-standard")
+	untracked, err := g.Output(ctx, "ls-files", "-z", "--others", "--exclude-standard")
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range splitZ(untracked) {
-		lines, _ := countLines(filepath.Join(dir, filepath.FromSlash(p)))
+		lines, _ := countLines(dir, p)
 		out = append(out, Change{Path: p, Added: lines, Status: "added"})
 	}
 	return out, nil
@@ -90,9 +120,14 @@ func atoi(s string) int {
 	return n
 }
 
-// countLines counts a text file's lines (a last line without a newline counts); binary files have none.
-func countLines(p string) (int, bool) {
-	f, err := os.Open(p)
+// countLines counts the lines of the untracked file rel in dir as git will once it is added (a
+// last line without a newline counts): a symlink is one line, its target's name; binary files have
+// none.
+func countLines(dir, rel string) (int, bool) {
+	f, link, err := openUntracked(dir, rel)
+	if link != "" {
+		return 1, true
+	}
 	if err != nil {
 		return 0, false
 	}
@@ -121,11 +156,11 @@ func countLines(p string) (int, bool) {
 
 // headOrEmpty names the commit to compare with: HEAD, or git's empty tree in a repository without
 // commits yet.
-func headOrEmpty(ctx context.Context, dir string) (string, error) {
-	if _, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err == nil {
+func headOrEmpty(ctx context.Context, g *gitcmd.Git) (string, error) {
+	if _, err := g.Output(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err == nil {
 		return "HEAD", nil
 	}
-	out, err := git(ctx, dir, "hash-object", "-t", "tree", "/dev/null")
+	out, err := g.Output(ctx, "hash-object", "-t", "tree", "/dev/null")
 	if err != nil {
 		return "", err
 	}
@@ -239,14 +274,11 @@ type diffResult struct {
 
 // fileDiff is one file's diff against HEAD with the whole file as context, or nothing outside git.
 func fileDiff(ctx context.Context, dir, rel string) (diffResult, error) {
-	if worktreeTop(dir) == "" {
+	g, base, ok := openGit(ctx, dir)
+	if !ok {
 		return diffResult{}, nil
 	}
-	base, err := headOrEmpty(ctx, dir)
-	if err != nil {
-		return diffResult{}, err
-	}
-	out, err := git(ctx, dir, "diff", "--no-color", "--no-ext-diff", "--no-renames", "-U1000000", base, "--", rel)
+	out, err := g.Output(ctx, "diff", "--no-color", "--no-renames", "-U1000000", base, "--", rel)
 	if err != nil || len(out) == 0 {
 		return diffResult{}, err
 	}
@@ -338,23 +370,21 @@ const maxUntrackedPatches = 200
 // default branch can be found for DiffBranch, it is empty.
 func Diff(ctx context.Context, dir string, mode DiffMode, context int) ([]FileDiff, error) {
 	out := []FileDiff{}
-	if worktreeTop(dir) == "" {
+	g, head, ok := openGit(ctx, dir)
+	if !ok {
 		return out, nil
 	}
-	base, err := headOrEmpty(ctx, dir)
-	if err != nil {
-		return out, nil
-	}
+	base := head
 	if mode == DiffBranch {
-		if base = mergeBase(ctx, dir); base == "" {
+		if base = mergeBase(ctx, g); base == "" {
 			return out, nil
 		}
 	}
-	changes, err := Status(ctx, dir)
+	changes, err := status(ctx, g, dir, head)
 	if err != nil {
 		return nil, err
 	}
-	patch, err := git(ctx, dir, "diff", "--no-color", "--no-ext-diff", "--no-renames", "--relative",
+	patch, err := g.Output(ctx, "diff", "--no-color", "--no-renames", "--relative",
 		"-U"+strconv.Itoa(context), base, "--")
 	if err != nil {
 		return nil, err
@@ -366,7 +396,7 @@ func Diff(ctx context.Context, dir string, mode DiffMode, context int) ([]FileDi
 		for _, f := range byFile {
 			changes = append(changes, Change{Path: f.file, Status: f.status})
 		}
-		untracked, err := git(ctx, dir, "ls-files", "-z", "--others", "--exclude-standard")
+		untracked, err := g.Output(ctx, "ls-files", "-z", "--others", "--exclude-standard")
 		if err != nil {
 			return nil, err
 		}
@@ -380,7 +410,7 @@ func Diff(ctx context.Context, dir string, mode DiffMode, context int) ([]FileDi
 		if f, ok := byFile[c.Path]; ok {
 			d.Patch, d.Additions, d.Deletions = f.patch, f.additions, f.deletions
 		} else if c.Status == "added" && patched < maxUntrackedPatches {
-			d.Patch, d.Additions = untrackedPatch(filepath.Join(dir, filepath.FromSlash(c.Path)), c.Path, context)
+			d.Patch, d.Additions = untrackedPatch(dir, c.Path)
 			patched++
 		}
 		out = append(out, d)
@@ -389,14 +419,14 @@ func Diff(ctx context.Context, dir string, mode DiffMode, context int) ([]FileDi
 }
 
 // mergeBase is the commit where HEAD left the default branch (origin's HEAD, else main or master).
-func mergeBase(ctx context.Context, dir string) string {
+func mergeBase(ctx context.Context, g *gitcmd.Git) string {
 	var candidates []string
-	if ref, err := git(ctx, dir, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"); err == nil {
+	if ref, err := g.Output(ctx, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"); err == nil {
 		candidates = append(candidates, strings.TrimSpace(string(ref)))
 	}
 	candidates = append(candidates, "refs/heads/main", "refs/heads/master", "refs/remotes/origin/main", "refs/remotes/origin/master")
 	for _, ref := range candidates {
-		if out, err := git(ctx, dir, "merge-base", "HEAD", ref); err == nil {
+		if out, err := g.Output(ctx, "merge-base", "HEAD", ref); err == nil {
 			return strings.TrimSpace(string(out))
 		}
 	}
@@ -467,20 +497,54 @@ func binaryName(line string) string {
 	return strings.TrimPrefix(a, "a/")
 }
 
-// untrackedPatch is the patch that adds a new text file whole; binary files get none.
-func untrackedPatch(abs, rel string, _ int) (string, int) {
-	data, err := os.ReadFile(abs)
-	if err != nil || len(data) > MaxContent || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+// openUntracked opens the untracked file rel in dir through an os.Root on dir, so that neither a
+// symlink nor one swapped in meanwhile leads outside it. A symlink is not opened: link is its
+// target's name, which is what git records of it.
+func openUntracked(dir, rel string) (f *os.File, link string, err error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer root.Close()
+	name := filepath.FromSlash(rel)
+	if info, err := root.Lstat(name); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		if link, err := root.Readlink(name); err == nil && link != "" {
+			return nil, link, nil
+		}
+	}
+	f, err = root.Open(name)
+	return f, "", err
+}
+
+// untrackedPatch is the patch that adds the untracked file rel in dir whole, as git shows it once
+// added: a symlink as the name of its target (never the content it points to, which may lie outside
+// the project, as GET /file/content refuses it), a text file line by line; binary files get none.
+func untrackedPatch(dir, rel string) (string, int) {
+	f, link, err := openUntracked(dir, rel)
+	mode, data := "100644", []byte(link)
+	switch {
+	case link != "":
+		mode = "120000" // its content is the target's name, without a newline, as git writes it
+	case err != nil:
 		return "", 0
+	default:
+		defer f.Close()
+		data, err = io.ReadAll(io.LimitReader(f, MaxContent+1))
+		if err != nil || len(data) > MaxContent || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+			return "", 0
+		}
+		if info, err := f.Stat(); err == nil && info.Mode()&0o111 != 0 {
+			mode = "100755"
+		}
 	}
 	if len(data) == 0 {
-		return fmt.Sprintf("diff --git a/%s b/%s\nnew file mode 100644\n", rel, rel), 0
+		return fmt.Sprintf("diff --git a/%s b/%s\nnew file mode %s\n", rel, rel, mode), 0
 	}
 	text := string(data)
 	noEOL := !strings.HasSuffix(text, "\n")
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	var b strings.Builder
-	fmt.Fprintf(&b, "diff --git a/%s b/%s\nnew file mode 100644\n--- /dev/null\n+++ b/%s\n@@ -0,0 +1,%d @@\n", rel, rel, rel, len(lines))
+	fmt.Fprintf(&b, "diff --git a/%s b/%s\nnew file mode %s\n--- /dev/null\n+++ b/%s\n@@ -0,0 +1,%d @@\n", rel, rel, mode, rel, len(lines))
 	for _, l := range lines {
 		b.WriteString("+" + l + "\n")
 	}
@@ -494,26 +558,23 @@ func untrackedPatch(abs, rel string, _ int) (string, int) {
 // changes, then untracked (not ignored) files as new files, binary ones in git's binary form.
 // Outside git it is empty.
 func RawDiff(ctx context.Context, dir string) (string, error) {
-	if worktreeTop(dir) == "" {
+	g, base, ok := openGit(ctx, dir)
+	if !ok {
 		return "", nil
 	}
-	base, err := headOrEmpty(ctx, dir)
-	if err != nil {
-		return "", nil
-	}
-	tracked, err := git(ctx, dir, "diff", "--no-color", "--no-ext-diff", "--binary", "--no-renames", "--relative", base, "--")
+	tracked, err := g.Output(ctx, "diff", "--no-color", "--binary", "--no-renames", "--relative", base, "--")
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	b.Write(tracked)
-	untracked, err := git(ctx, dir, "ls-files", "-z", "--others", "--exclude-standard")
+	untracked, err := g.Output(ctx, "ls-files", "-z", "--others", "--exclude-standard")
 	if err != nil {
 		return "", err
 	}
 	for _, p := range splitZ(untracked) {
 		// --no-index exits 1 when the files differ, which a new file always does.
-		out, err := git(ctx, dir, "diff", "--no-color", "--no-ext-diff", "--binary", "--no-index", "--", "/dev/null", p)
+		out, err := g.Output(ctx, "diff", "--no-color", "--binary", "--no-index", "--", "/dev/null", p)
 		var exit *exec.ExitError
 		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) && !strings.HasPrefix(string(out), "diff --git") {
 			return "", err

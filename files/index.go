@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"hash/fnv"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -16,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"tandem/gitcmd"
 )
 
 // Listing is every file and directory of a project directory that .gitignore leaves in.
@@ -201,15 +201,20 @@ func finish(l *Listing) *Listing {
 // tree is listed by git as one directory ("nested/"); it comes back among dirs. ok is false outside a
 // git work tree or without git.
 func gitFiles(ctx context.Context, dir string) (files, dirs []string, ok bool) {
-	if worktreeTop(dir) == "" {
+	repo, ok := GitRepo(dir)
+	if !ok {
 		return nil, nil, false
 	}
-	out, err := git(ctx, dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	g, err := gitcmd.Open(ctx, repo)
+	if err != nil {
+		return nil, nil, false
+	}
+	out, err := g.Output(ctx, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
 	if err != nil {
 		return nil, nil, false
 	}
 	deleted := map[string]bool{}
-	if gone, err := git(ctx, dir, "ls-files", "-z", "--deleted"); err == nil {
+	if gone, err := g.Output(ctx, "ls-files", "-z", "--deleted"); err == nil {
 		for _, p := range splitZ(gone) {
 			deleted[p] = true
 		}
@@ -229,23 +234,6 @@ func gitFiles(ctx context.Context, dir string) (files, dirs []string, ok bool) {
 		files = append(files, p)
 	}
 	return files, dirs, true
-}
-
-// git runs a git command in dir and returns its standard output.
-func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.quotepath=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return out, fmt.Errorf("git %s: %s: %w", args[0], msg, err)
-		}
-		return out, err
-	}
-	return out, nil
 }
 
 func splitZ(b []byte) []string {

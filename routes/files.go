@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 type Files struct {
 	Index *files.Index
 	// ProjectID names the project of a directory (for /api/fs/find's location).
-	ProjectID func(dir string) string
+	ProjectID func(ctx context.Context, dir string) string
 }
 
 // FindTextQuery is GET /find's input.
@@ -206,7 +207,7 @@ func (f *Files) Ops() []Op {
 				return FsFindResult{}, err
 			}
 			found := l.Search(in.Query, files.Kind(in.Type), *in.Limit)
-			out := FsFindResult{Location: f.location(c.Dir), Data: make([]FsEntry, 0, len(found))}
+			out := FsFindResult{Location: f.location(c.Ctx(), c.Dir), Data: make([]FsEntry, 0, len(found))}
 			for _, p := range found {
 				if d, ok := strings.CutSuffix(p, "/"); ok {
 					out.Data = append(out.Data, FsEntry{Path: d, Type: "directory"})
@@ -223,7 +224,7 @@ func (f *Files) Ops() []Op {
 			if err != nil {
 				return FsFindResult{}, err
 			}
-			out := FsFindResult{Location: f.location(c.Dir), Data: make([]FsEntry, 0, len(nodes))}
+			out := FsFindResult{Location: f.location(c.Ctx(), c.Dir), Data: make([]FsEntry, 0, len(nodes))}
 			for _, n := range nodes {
 				out.Data = append(out.Data, FsEntry{Path: n.Path, Type: n.Type})
 			}
@@ -294,10 +295,10 @@ func (f *Files) listing(c *Call) (*files.Listing, error) {
 	return l, nil
 }
 
-func (f *Files) location(dir string) LocationInfo {
+func (f *Files) location(ctx context.Context, dir string) LocationInfo {
 	id := "global"
 	if f.ProjectID != nil {
-		id = f.ProjectID(dir)
+		id = f.ProjectID(ctx, dir)
 	}
 	return LocationInfo{Directory: dir, Project: LocationProject{ID: id, Directory: session.Worktree(dir)}}
 }

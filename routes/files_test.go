@@ -35,7 +35,7 @@ func startFilesServer(tb testing.TB, dir string, ix *files.Index) *filesServer {
 	srv, err := server.Listen(server.Config{
 		Port: testenv.UnusedPort(tb), Directory: dir, Auth: a, PasswordSet: true,
 		API: &routes.API{Modules: []routes.Module{
-			&routes.Files{Index: ix, ProjectID: func(string) string { return "prj_test" }},
+			&routes.Files{Index: ix, ProjectID: func(context.Context, string) string { return "prj_test" }},
 		}},
 	})
 	if err != nil {

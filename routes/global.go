@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ type Global struct {
 	// StateDir and ConfigDir are where tandem keeps its data and looks for user config.
 	StateDir, ConfigDir string
 	// ProjectID names the project of a directory.
-	ProjectID func(dir string) string
+	ProjectID func(ctx context.Context, dir string) string
 	Started   time.Time
 }
 
@@ -62,7 +63,7 @@ func (g *Global) Ops() []Op {
 		}),
 		op(http.MethodGet, "/project/current", "project.current", "Get current project", func(c *Call, _ *struct{}) (Project, error) {
 			wt := session.Worktree(c.Dir)
-			p := Project{ID: g.ProjectID(c.Dir), Worktree: wt, Name: filepath.Base(wt), Sandboxes: []string{},
+			p := Project{ID: g.ProjectID(c.Ctx(), c.Dir), Worktree: wt, Name: filepath.Base(wt), Sandboxes: []string{},
 				Time: ProjectTime{Created: g.Started.UnixMilli(), Updated: g.Started.UnixMilli()}}
 			if p.ID != "global" {
 				p.VCS = "git"

@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"context"
 	"net/http"
 
 	"tandem/errs"
@@ -12,7 +13,7 @@ import (
 type Permissions struct {
 	Service *permission.Service
 	// ProjectID names the scope the grants of a directory are stored under (session.GrantScope).
-	ProjectID func(dir string) string
+	ProjectID func(ctx context.Context, dir string) string
 }
 
 // PermissionListQuery filters GET /permission.
@@ -84,14 +85,14 @@ func (p *Permissions) Ops() []Op {
 			return true, p.Service.Reply(in.PermissionID, permission.Answer{Reply: in.Response}, who(c))
 		}).doc("OpenCode's older form of the reply, with {response}.", 404, 409, 415),
 		op(http.MethodGet, "/permission/grant", "permission.grant.list", "List remembered grants", func(c *Call, in *GrantQuery) ([]permission.Grant, error) {
-			project := p.ProjectID(c.Dir)
+			project := p.ProjectID(c.Ctx(), c.Dir)
 			if in.All {
 				project = ""
 			}
 			return p.Service.Grants(c.Ctx(), project)
 		}).doc("tandem extension: the \"always\" (action allow) and \"deny-always\" (action deny) answers remembered for the project."),
 		op(http.MethodPost, "/permission/grant", "permission.grant.create", "Add a remembered rule", func(c *Call, in *GrantCreate) (permission.Grant, error) {
-			return p.Service.AddGrant(c.Ctx(), p.ProjectID(c.Dir), in.NewGrant, who(c))
+			return p.Service.AddGrant(c.Ctx(), p.ProjectID(c.Ctx(), c.Dir), in.NewGrant, who(c))
 		}).doc("tandem extension: a rule for the directory's project, kept across restarts like an answered \"deny-always\" "+
 			"(action deny, the default) or \"always\" (action allow). A deny refuses matching calls without asking, whatever else "+
 			"allows them; an allow only spares the question (a configured deny still wins). Waiting requests it decides are "+

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 
 	"tandem/bus"
 	"tandem/errs"
+	"tandem/gitcmd"
 	"tandem/id"
 	"tandem/permission"
 	"tandem/snapshot"
@@ -176,7 +176,7 @@ func (s *Service) Create(ctx context.Context, directory string, in CreateInput) 
 	sess := Session{
 		ID:          s.ids.NewDescending(id.Session),
 		Slug:        slug(),
-		ProjectID:   s.ProjectID(directory),
+		ProjectID:   s.ProjectID(ctx, directory),
 		WorkspaceID: in.WorkspaceID,
 		Directory:   directory,
 		ParentID:    in.ParentID,
@@ -690,7 +690,7 @@ func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Ses
 	in2 := CreateInput{Title: s.forkTitle(ctx, src), Agent: src.Agent, Model: src.Model, Permission: src.Permission}
 	now := s.nowMS()
 	fork := Session{
-		ID: s.ids.NewDescending(id.Session), Slug: slug(), ProjectID: s.ProjectID(src.Directory), Directory: src.Directory,
+		ID: s.ids.NewDescending(id.Session), Slug: slug(), ProjectID: s.ProjectID(ctx, src.Directory), Directory: src.Directory,
 		Title: in2.Title, Agent: in2.Agent, Model: in2.Model, Version: s.version, Permission: in2.Permission,
 		Time: SessionTime{Created: now, Updated: now},
 	}
@@ -772,7 +772,7 @@ func (s *Service) Statuses() map[string]Status {
 
 // ProjectID names the project a directory belongs to: the root commit of its git repository (as
 // OpenCode), or "global" outside git.
-func (s *Service) ProjectID(directory string) string {
+func (s *Service) ProjectID(ctx context.Context, directory string) string {
 	s.mu.Lock()
 	p, ok := s.projects[directory]
 	s.mu.Unlock()
@@ -780,9 +780,7 @@ func (s *Service) ProjectID(directory string) string {
 		return p
 	}
 	p = "global"
-	cmd := exec.Command("git", "rev-list", "--max-parents=0", "--all")
-	cmd.Dir = directory
-	if out, err := cmd.Output(); err == nil {
+	if out, err := ownGit(ctx, directory, "rev-list", "--max-parents=0", "--all"); err == nil {
 		if lines := strings.Fields(string(out)); len(lines) > 0 {
 			p = lines[len(lines)-1]
 		}
@@ -797,7 +795,7 @@ func (s *Service) ProjectID(directory string) string {
 // project lives in (the repository's top level, or the directory itself outside git). Two non-git
 // directories share nothing, and a repository that copies another's root commit does not inherit
 // its grants.
-func (s *Service) GrantScope(directory string) string {
+func (s *Service) GrantScope(ctx context.Context, directory string) string {
 	key := "grant-scope\x00" + directory
 	s.mu.Lock()
 	scope, ok := s.projects[key]
@@ -805,21 +803,28 @@ func (s *Service) GrantScope(directory string) string {
 	if ok {
 		return scope
 	}
-	root := directory
-	cmd := exec.Command("git", "rev-parse", "--show-toplevel")
-	cmd.Dir = directory
-	if out, err := cmd.Output(); err == nil && strings.TrimSpace(string(out)) != "" {
-		root = strings.TrimSpace(string(out))
-	}
+	// The work tree is found by its .git, as the file routes and snapshots find it: git's own
+	// --show-toplevel would follow a core.worktree the repository's configuration names, and so let
+	// it claim another directory's grants.
+	root := Worktree(directory)
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}
 	sum := sha256.Sum256([]byte(filepath.Clean(root)))
-	scope = s.ProjectID(directory) + "@" + hex.EncodeToString(sum[:8])
+	scope = s.ProjectID(ctx, directory) + "@" + hex.EncodeToString(sum[:8])
 	s.mu.Lock()
 	s.projects[key] = scope
 	s.mu.Unlock()
 	return scope
+}
+
+// ownGit runs one git command of tandem's own in directory, with no program of the repository's.
+func ownGit(ctx context.Context, directory string, args ...string) ([]byte, error) {
+	g, err := gitcmd.Open(ctx, gitcmd.Repo{Dir: directory})
+	if err != nil {
+		return nil, err
+	}
+	return g.Output(ctx, args...)
 }
 
 func encodeCursor(v any) string {

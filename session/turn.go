@@ -686,7 +686,7 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	var gate tool.Gate = allowAll{}
 	if ag.Permissions != nil {
 		def, _ := agentNamed(agent)
-		scope := permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: s.GrantScope(sess.Directory),
+		scope := permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: s.GrantScope(ctx, sess.Directory),
 			MessageID: msg.ID, CallID: call.ID, Rules: def.info.Permission, Session: sess.Permission}
 		if resume != nil && resume.question == nil {
 			gate = ag.Permissions.Resume(scope, resume.req)

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"tandem/gitcmd"
 )
 
 // DefaultTimeout bounds each git command.
@@ -175,6 +177,7 @@ type repo struct {
 	t        *tree
 	worktree string
 	gitDir   string
+	git      *gitcmd.Git // opened by the first command
 }
 
 func (s *Store) repoOf(worktree string, t *tree) *repo {
@@ -213,7 +216,7 @@ func (s *Store) tree(ctx context.Context, worktree string) *tree {
 		if err == nil && statErr == nil {
 			// Snapshots are kept for a week, as OpenCode keeps them: older ones are pruned once per
 			// server start (the current files, in the index, always stay).
-			if _, gcErr := r.runWithin(first, s.firstTimeout, nil, "gc", "--quiet", "--prune="+Keep); gcErr != nil {
+			if _, gcErr := r.runWithin(first, s.firstTimeout, "gc", "--quiet", "--prune="+Keep); gcErr != nil {
 				s.log.Warn("snapshot: old snapshots not pruned", "worktree", worktree, "err", gcErr)
 			}
 		}
@@ -292,7 +295,7 @@ func (r *repo) init(ctx context.Context) error {
 	if err := os.MkdirAll(r.gitDir, 0o700); err != nil {
 		return err
 	}
-	if _, err := r.run(ctx, nil, "init", "--quiet"); err != nil {
+	if _, err := r.run(ctx, "init", "--quiet"); err != nil {
 		return err
 	}
 	// The shadow repository must not record tandem's own data when it lives inside the project.
@@ -310,7 +313,7 @@ func (r *repo) init(ctx context.Context) error {
 // checkSize refuses a project larger than the Store's bounds, before its first snapshot copies
 // it: what would be recorded is listed (git add --dry-run, which honours .gitignore) and counted.
 func (r *repo) checkSize(ctx context.Context) error {
-	out, err := r.runWithin(ctx, r.s.firstTimeout, nil, "add", "--all", "--dry-run", "--", ".")
+	out, err := r.runWithin(ctx, r.s.firstTimeout, "add", "--all", "--dry-run", "--", ".")
 	if err != nil {
 		return err
 	}
@@ -336,43 +339,34 @@ func (r *repo) checkSize(ctx context.Context) error {
 	return nil
 }
 
-// run runs git on the shadow repository with the work tree as its work tree, in the work tree.
-// The environment has no GIT_* variables, so nothing can point git at the user's repository.
-func (r *repo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	return r.runWithin(ctx, r.s.timeout, stdin, args...)
+// run runs git on the shadow repository with the work tree as its work tree, in the work tree,
+// as gitcmd runs tandem's own git: no GIT_* variable can point it at the user's repository, and no
+// filter driver the work tree's .gitattributes names, hook or fsmonitor runs (what a snapshot
+// records and restores are the files' bytes as they are).
+func (r *repo) run(ctx context.Context, args ...string) ([]byte, error) {
+	return r.runWithin(ctx, r.s.timeout, args...)
 }
 
-func (r *repo) runWithin(ctx context.Context, timeout time.Duration, stdin []byte, args ...string) ([]byte, error) {
+func (r *repo) runWithin(ctx context.Context, timeout time.Duration, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	full := append([]string{
-		"--git-dir=" + r.gitDir, "--work-tree=" + r.worktree,
-		"-c", "core.autocrlf=false", "-c", "core.quotepath=false", "-c", "core.fsmonitor=false",
-		"-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "advice.addEmbeddedRepo=false",
-	}, args...)
-	cmd := exec.CommandContext(ctx, r.s.git, full...)
-	cmd.Dir = r.worktree
-	cmd.WaitDelay = time.Second
-	env := []string{"LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1"}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") && !strings.HasPrefix(kv, "LC_ALL=") {
-			env = append(env, kv)
+	out, err := r.output(ctx, args...)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return nil, fmt.Errorf("git %s took longer than %s: %w", args[0], timeout, errTimeout)
+	}
+	return out, err
+}
+
+func (r *repo) output(ctx context.Context, args ...string) ([]byte, error) {
+	if r.git == nil {
+		g, err := gitcmd.Open(ctx, gitcmd.Repo{Bin: r.s.git, Dir: r.worktree, GitDir: r.gitDir, WorkTree: r.worktree,
+			NoSystemConfig: true, Config: []string{"core.autocrlf=false", "advice.addEmbeddedRepo=false"}})
+		if err != nil {
+			return nil, err
 		}
+		r.git = g
 	}
-	cmd.Env = env
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			return nil, fmt.Errorf("git %s took longer than %s: %w", args[0], timeout, errTimeout)
-		}
-		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return r.git.Output(ctx, args...)
 }
 
 var errTimeout = errors.New("timed out")
@@ -407,7 +401,7 @@ func (r *repo) trackWithin(ctx context.Context, timeout time.Duration) (string, 
 	if r.indexStamp() != r.t.stamp {
 		r.t.last = "" // another process (a second tandem on this data directory) changed the index
 	}
-	added, err := r.runWithin(ctx, timeout, nil, "add", "--all", "--verbose", "--", ".")
+	added, err := r.runWithin(ctx, timeout, "add", "--all", "--verbose", "--", ".")
 	if err != nil {
 		r.t.last = ""
 		return "", r.fail(err)
@@ -416,13 +410,41 @@ func (r *repo) trackWithin(ctx context.Context, timeout time.Duration) (string, 
 		r.t.stamp = r.indexStamp()
 		return r.t.last, nil
 	}
-	out, err := r.run(ctx, nil, "write-tree")
+	if nested := r.nestedRepos(added); len(nested) > 0 {
+		// A repository inside the work tree is added as a gitlink: its files cannot be restored
+		// from a snapshot anyway, and once one is in the index, the next add starts git status
+		// inside it, under that repository's own configuration (filter drivers gitcmd never read).
+		// It is taken out of the index before the tree is written.
+		if _, err := r.runWithin(ctx, timeout, append([]string{"update-index", "--force-remove", "--"}, nested...)...); err != nil {
+			r.t.last = ""
+			return "", r.fail(err)
+		}
+	}
+	out, err := r.run(ctx, "write-tree")
 	if err != nil {
 		r.t.last = ""
 		return "", r.fail(err)
 	}
 	r.t.last, r.t.stamp = strings.TrimSpace(string(out)), r.indexStamp()
 	return r.t.last, nil
+}
+
+// nestedRepos are the paths git add --verbose added that are directories: repositories of their
+// own inside the work tree, which git adds as gitlinks (and names with a trailing slash).
+func (r *repo) nestedRepos(added []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(added), "\n") {
+		// "add 'path'" (git quotes nothing else with core.quotepath off)
+		name, ok := strings.CutPrefix(line, "add '")
+		if !ok {
+			continue
+		}
+		name = strings.TrimSuffix(strings.TrimSuffix(name, "'"), "/") // "add 'sub/'" for a repository
+		if info, err := os.Lstat(filepath.Join(r.worktree, filepath.FromSlash(name))); err == nil && info.IsDir() {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func (r *repo) indexStamp() string {
@@ -446,7 +468,7 @@ func (s *Store) Changed(ctx context.Context, worktree, from, to string) ([]strin
 		return nil, nil
 	}
 	defer release()
-	out, err := r.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to)
+	out, err := r.run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to)
 	if err != nil {
 		return nil, r.fail(err)
 	}
@@ -477,10 +499,10 @@ func (s *Store) Restore(ctx context.Context, worktree, hash string) error {
 		return err
 	}
 	r.t.last = "" // the index changes below
-	if _, err := r.run(ctx, nil, "read-tree", hash); err != nil {
+	if _, err := r.run(ctx, "read-tree", hash); err != nil {
 		return r.fail(err)
 	}
-	if _, err := r.run(ctx, nil, "checkout-index", "--all", "--force"); err != nil {
+	if _, err := r.run(ctx, "checkout-index", "--all", "--force"); err != nil {
 		return r.fail(err)
 	}
 	return nil
@@ -518,7 +540,7 @@ func (s *Store) Revert(ctx context.Context, worktree, hash string, files []strin
 		if slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git") {
 			return fmt.Errorf("snapshot: %s is inside a .git directory, which snapshots never hold", file)
 		}
-		out, err := r.run(ctx, nil, "ls-tree", "-z", "--name-only", hash, "--", filepath.ToSlash(rel))
+		out, err := r.run(ctx, "ls-tree", "-z", "--name-only", hash, "--", filepath.ToSlash(rel))
 		if err != nil {
 			return r.fail(err)
 		}
@@ -529,7 +551,7 @@ func (s *Store) Revert(ctx context.Context, worktree, hash string, files []strin
 			continue
 		}
 		rel = filepath.ToSlash(rel)
-		if _, err := r.run(ctx, nil, "checkout", hash, "--", rel); err != nil {
+		if _, err := r.run(ctx, "checkout", hash, "--", rel); err != nil {
 			return r.fail(err)
 		}
 	}
@@ -549,7 +571,7 @@ func (s *Store) Patch(ctx context.Context, worktree, from, to string) (string, e
 		return "", nil
 	}
 	defer release()
-	out, err := r.run(ctx, nil, "diff-tree", "-r", "-p", "--no-renames", "--no-ext-diff", "--no-color", from, to)
+	out, err := r.run(ctx, "diff-tree", "-r", "-p", "--no-renames", "--no-color", from, to)
 	if err != nil {
 		return "", r.fail(err)
 	}
@@ -569,15 +591,15 @@ func (s *Store) Diff(ctx context.Context, worktree, from, to string) ([]FileDiff
 		return []FileDiff{}, nil
 	}
 	defer release()
-	status, err := r.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to)
+	status, err := r.run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to)
 	if err != nil {
 		return nil, r.fail(err)
 	}
-	numstat, err := r.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to)
+	numstat, err := r.run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to)
 	if err != nil {
 		return nil, r.fail(err)
 	}
-	patch, err := r.run(ctx, nil, "diff-tree", "-r", "-p", "--no-renames", "--no-ext-diff", "--no-color", from, to)
+	patch, err := r.run(ctx, "diff-tree", "-r", "-p", "--no-renames", "--no-color", from, to)
 	if err != nil {
 		return nil, r.fail(err)
 	}
@@ -655,7 +677,7 @@ func checkHashes(hashes ...string) error {
 // exist checks that the shadow repository still holds the snapshots.
 func (r *repo) exist(ctx context.Context, hashes ...string) error {
 	for _, h := range hashes {
-		if _, err := r.run(ctx, nil, "cat-file", "-e", h+"^{tree}"); err != nil {
+		if _, err := r.run(ctx, "cat-file", "-e", h+"^{tree}"); err != nil {
 			if errors.Is(err, errTimeout) {
 				return r.fail(err)
 			}

@@ -131,7 +131,7 @@ type services struct {
 }
 
 func (s services) api() *routes.API {
-	projectID := func(string) string { return "global" }
+	projectID := func(context.Context, string) string { return "global" }
 	grantScope := projectID
 	if s.sessions != nil {
 		projectID, grantScope = s.sessions.ProjectID, s.sessions.GrantScope
