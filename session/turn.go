@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tandem/id"
+	"tandem/pending"
 	"tandem/permission"
 	"tandem/provider"
 	"tandem/question"
@@ -450,7 +451,7 @@ func (s *Service) resumeStep(ctx context.Context, ag Agent, sess Session, t *tur
 	msg := r.msg
 	p, stop, err := s.runToolAs(ctx, ag, sess, &msg, byName, call, t.input.Agent, r)
 	// A call that failed before asking (its tool is gone) leaves the reserved request unclaimed.
-	s.unreserve(context.WithoutCancel(ctx), ag, r)
+	s.unreserve(context.WithoutCancel(ctx), ag, r, pending.ServerStopping(ctx))
 	return append(parts, p), stop, err
 }
 
@@ -510,9 +511,19 @@ func (s *Service) callModel(ctx context.Context, ag Agent, prov provider.Provide
 
 // failTurn records an error (an abort, a provider error, a failed write) on the assistant message,
 // when there is one, announces it with session.error and ends the turn.
+//
+// A turn the server stopped at shutdown is left unfinished, as a crash leaves it: the next start's
+// Recover resumes it or marks it interrupted.
 func (s *Service) failTurn(ctx context.Context, dir string, msg *Message, parts []Part, cause error, user Message) (WithParts, error) {
 	keep := context.WithoutCancel(ctx)
 	sid := user.SessionID
+	if pending.ServerStopping(ctx) {
+		var reply WithParts
+		if msg != nil {
+			reply = WithParts{Info: *msg, Parts: parts}
+		}
+		return reply, nil
+	}
 	var me *MessageError
 	var save errSave
 	switch {
@@ -720,6 +731,17 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	mu.Lock()
 	defer mu.Unlock()
 	if err != nil {
+		if pending.ServerStopping(ctx) {
+			if errors.Is(err, pending.ErrServerStopping) {
+				// It waits for a person: its part stays running and its request stored, as a crash
+				// leaves them, and the next start resumes it.
+				return p, false, err
+			}
+			if ferr := fail(interruptedTool); ferr != nil {
+				return p, false, ferr
+			}
+			return p, false, err
+		}
 		if ctx.Err() != nil {
 			return p, false, fail("Tool execution aborted")
 		}

@@ -154,6 +154,7 @@ func (s services) api() *routes.API {
 			&routes.Files{Index: s.fileIndex, ProjectID: projectID},
 			&routes.Push{Service: s.push, Permissions: s.perms},
 			&routes.Notify{Dispatcher: s.notify},
+			&routes.Instance{Dispose: s.dispose, Directories: s.projectDirectories},
 		},
 	}
 }
@@ -175,6 +176,9 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		return nil, err
 	}
 	m := &Main{opts: o, log: o.Logger, services: services{version: version, dir: dir, paths: o.Paths, fileIndex: files.NewIndex(), env: o.Env, log: o.Logger}}
+	// A database that exists already was a server's before this one: its clients may come back.
+	_, statErr := os.Stat(filepath.Join(o.Paths.Data, "tandem.db"))
+	restarted := statErr == nil
 	m.db, err = store.Open(ctx, filepath.Join(o.Paths.Data, "tandem.db"))
 	if err != nil {
 		var unwritable *store.UnwritableError
@@ -260,9 +264,10 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		m.db.Close()
 		return nil, err
 	}
-	if cutOff > 0 {
-		// Clients attached before the crash come back without a cursor the new process can honour;
-		// for a while, every such connection is told to reload its state.
+	if restarted || cutOff > 0 {
+		// Clients attached before a restart (a crash or a graceful one) come back without a cursor
+		// the new process can honour, holding a state that may have changed since (config,
+		// providers, recovered turns); for a while, every such connection is told to reload it.
 		m.events.RefreshUntil = time.Now().Add(2 * time.Minute)
 	}
 	// MCP servers connect in the background so that a slow one never delays readiness; their
