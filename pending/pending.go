@@ -173,26 +173,29 @@ func (b *Broker[Req, Rep]) Ask(ctx context.Context, itemID, sessionID string, re
 	case <-expired:
 		b.resolve(itemID, Resolution[Rep]{Cause: TimedOut, Reason: "no one answered within " + timeout.String()})
 	case <-ctx.Done():
-		if ServerStopping(ctx) && b.release(itemID) {
-			return Resolution[Rep]{Cause: Stopped, At: b.now(), Reason: ErrServerStopping.Error()}
+		if ServerStopping(ctx) {
+			b.Release(itemID)
+		} else {
+			b.resolve(itemID, Resolution[Rep]{Cause: Cancelled, Reason: "the request was cancelled"})
 		}
-		b.resolve(itemID, Resolution[Rep]{Cause: Cancelled, Reason: "the request was cancelled"})
 	}
 	// Either our resolve won, or a reply won the race a moment earlier; done holds the winner.
 	return <-e.done
 }
 
-// release forgets a waiting item without resolving it (no hooks run), for a shutdown; it reports
-// false when a resolution won first.
-func (b *Broker[Req, Rep]) release(itemID string) bool {
+// Release lets a waiting item go without resolving it, for a shutdown: no hook runs, nothing is
+// announced or recorded, and its Ask returns Stopped. It reports false when the item was not
+// waiting (a resolution won first).
+func (b *Broker[Req, Rep]) Release(itemID string) bool {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.waiting[itemID]; !ok {
-		return false
-	}
+	e, ok := b.waiting[itemID]
 	delete(b.waiting, itemID)
 	delete(b.reserved, itemID)
-	return true
+	b.mu.Unlock()
+	if ok {
+		e.done <- Resolution[Rep]{Cause: Stopped, At: b.now(), Reason: ErrServerStopping.Error()}
+	}
+	return ok
 }
 
 // Reply answers a waiting item. Exactly one resolution wins; a reply to an item already resolved is

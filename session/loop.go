@@ -42,12 +42,29 @@ type Agent struct {
 	// Questions holds the question tool's questions; with it, a question waiting at a crash
 	// resumes its turn after the restart. Nil: such turns are marked interrupted.
 	Questions *question.Service
+	// Elicitations holds the MCP elicitations a graceful stop left waiting; with it, such a tool call
+	// resumes its turn after the start. Nil: those turns are marked interrupted.
+	Elicitations Elicitations
 	// MaxSteps bounds model calls per turn (default 50).
 	MaxSteps int
 	// Retries is how often a retryable provider error is retried before the turn fails (default 3).
 	Retries int
 	// RetryBase is the first backoff (default 1 s), doubled each attempt.
 	RetryBase time.Duration
+}
+
+// Elicitations are the MCP elicitations (package mcp) that a resumed turn may wait for again.
+type Elicitations interface {
+	// StoredElicitations returns the elicitations left waiting by the previous run, by the tool call
+	// that asked each ("messageID/callID") → elicitation ID.
+	StoredElicitations(ctx context.Context) (map[string]string, error)
+	// ReserveElicitation lists a stored elicitation again at once; the resumed call's next
+	// elicitation takes its ID.
+	ReserveElicitation(ctx context.Context, elicitationID string) error
+	// UnreserveElicitation cancels a reserved elicitation whose resumed call did not ask it again.
+	UnreserveElicitation(ctx context.Context, elicitationID string)
+	// WaitStarted waits until the MCP servers of the configuration are connected or failed.
+	WaitStarted(ctx context.Context) error
 }
 
 // newLoop applies the defaults of an Agent.
@@ -539,6 +556,15 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 			}
 		}
 	}
+	if s.loop != nil && s.loop.agent.Elicitations != nil {
+		asked, err := s.loop.agent.Elicitations.StoredElicitations(ctx)
+		if err != nil {
+			return 0, err
+		}
+		for call, id := range asked {
+			byCall[call] = resumePoint{elicitation: id}
+		}
+	}
 	parts, err := s.db.RunningParts(ctx)
 	if err != nil {
 		return 0, err
@@ -613,7 +639,7 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 			}
 			continue
 		}
-		if r.question == nil {
+		if r.question == nil && r.elicitation == "" {
 			kept[r.req.ID] = true
 		}
 	}
@@ -634,6 +660,10 @@ const interruptedTool = "interrupted: the server stopped while this tool was run
 // shutdown it stays stored, for the next start.
 func (s *Service) unreserve(ctx context.Context, ag Agent, r *resumePoint, stopping bool) {
 	if stopping {
+		return
+	}
+	if r.elicitation != "" {
+		ag.Elicitations.UnreserveElicitation(ctx, r.elicitation)
 		return
 	}
 	if r.question != nil {
@@ -691,9 +721,14 @@ func (s *Service) resume(ctx context.Context, r resumePoint) error {
 	t := &turn{ctx: context.WithoutCancel(ctx), user: user.Info, input: in, result: make(chan turnResult, 1), resume: &r}
 	// Listed and announced before the turn runs, so that GET /permission (/question) shows it
 	// from the start.
-	if r.question != nil {
+	switch {
+	case r.elicitation != "":
+		if err := s.loop.agent.Elicitations.ReserveElicitation(ctx, r.elicitation); err != nil {
+			return err
+		}
+	case r.question != nil:
 		s.loop.agent.Questions.Reserve(*r.question)
-	} else {
+	default:
 		s.loop.agent.Permissions.Reserve(r.req)
 	}
 	if !s.schedule(s.loop, sess.ID, t) {

@@ -184,6 +184,11 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		defer func() { <-titled }()
 	}
 	def, _ := agentNamed(t.input.Agent) // checked when the prompt was accepted
+	if r := t.resume; r != nil && r.elicitation != "" && ag.Elicitations != nil {
+		// The MCP server that asked stopped with the previous process: its tools are back once the
+		// new process has connected it (or failed to, and the call fails as a missing tool).
+		_ = ag.Elicitations.WaitStarted(ctx)
+	}
 	tools := toolsFor(ag, sid, def, t.input.Tools)
 	specs := make([]provider.ToolSpec, 0, len(tools))
 	byName := make(map[string]tool.Tool, len(tools))
@@ -426,7 +431,10 @@ type resumePoint struct {
 	msg      Message            // the step's assistant message, never completed
 	part     Part               // the tool part, still running
 	req      permission.Request // the stored approval it waits for, or
-	question *question.Stored   // the stored question it waits for
+	question *question.Stored   // the stored question it waits for, or
+	// elicitation is the ID of the stored MCP elicitation it waits for: the call runs again on the
+	// new MCP server process, and the elicitation it asks takes that ID.
+	elicitation string
 }
 
 // resumeStep runs the interrupted tool call again from its stored input, behind a gate that waits
@@ -700,9 +708,13 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 		def, _ := agentNamed(agent)
 		scope := permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: s.GrantScope(sess.Directory),
 			MessageID: msg.ID, CallID: call.ID, Rules: append(slices.Clone(sess.Permission), def.info.Permission...)}
-		if resume != nil && resume.question == nil {
+		switch {
+		case resume != nil && resume.elicitation != "":
+			// The call was approved and running when the server stopped: it runs again as it was.
+			gate = &approvedOnce{Gate: ag.Permissions.Gate(scope), permission: call.Name}
+		case resume != nil && resume.question == nil:
 			gate = ag.Permissions.Resume(scope, resume.req)
-		} else {
+		default:
 			gate = ag.Permissions.Gate(scope)
 		}
 	}
@@ -752,6 +764,27 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	output := res.Output
 	return p, false, settle(ToolState{Status: "completed", Input: input, Output: &output, Title: res.Title, Metadata: orEmpty(res.Metadata),
 		Time: &PartTime{Start: start, End: s.nowMS()}})
+}
+
+// approvedOnce lets the first check of one permission pass without asking: the check of a call that
+// was approved, and running, when the server stopped, and that now runs again as it was. Every
+// other check is the gate's.
+type approvedOnce struct {
+	tool.Gate
+	permission string
+	mu         sync.Mutex
+	used       bool
+}
+
+func (g *approvedOnce) Check(ctx context.Context, ask tool.Ask) error {
+	g.mu.Lock()
+	mine := !g.used && ask.Permission == g.permission
+	g.used = g.used || mine
+	g.mu.Unlock()
+	if mine {
+		return nil
+	}
+	return g.Gate.Check(ctx, ask)
 }
 
 func orEmpty(m map[string]any) map[string]any {

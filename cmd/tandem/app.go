@@ -249,9 +249,10 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		// A session's own MCP servers (an editor's, added over ACP) are offered to that session
 		// alone and go with it.
 		Deleted: m.mcp.EndSession,
-		Agent:   &session.Agent{Providers: m.runtime, Tools: m.tools, SessionTools: m.mcp.SessionTools, Permissions: m.perms, Questions: m.questions}})
-	// What a crash left waiting: approvals resume their turns; questions and elicitations, whose
-	// turns (and MCP server processes) did not survive, are ended with their events.
+		Agent:   &session.Agent{Providers: m.runtime, Tools: m.tools, SessionTools: m.mcp.SessionTools, Permissions: m.perms, Questions: m.questions, Elicitations: m.mcp}})
+	// What a crash or a graceful stop left waiting resumes its turn: approvals, questions, and MCP
+	// elicitations (their call runs again once its server is connected); what cannot be resumed is
+	// ended with its events.
 	cutOff, err := m.sessions.Recover(ctx)
 	for _, end := range []func(context.Context) error{m.questions.EndInterrupted, m.mcp.EndInterrupted, m.mcp.Restore} {
 		if err == nil {

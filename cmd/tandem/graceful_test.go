@@ -3,12 +3,16 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"tandem/mcp"
+	"tandem/testenv"
 )
 
 // stop ends the server as systemctl stop, docker stop and Ctrl+C do (SIGTERM) and waits for it.
@@ -237,4 +241,71 @@ func TestAGracefulRestartKeepsWhatACrashKeeps(t *testing.T) {
 		}
 		rcv.none(t)
 	})
+}
+
+// TestAnElicitationWaitingAtAGracefulStopIsAnsweredAfterTheStart: server-everything asks for a form
+// during a tool call when tandem is stopped with SIGTERM. After the start the form is listed with
+// the same ID; the answer given then reaches the tool, which runs again on the new server process,
+// and the turn ends with the answer in the tool's result.
+func TestAnElicitationWaitingAtAGracefulStopIsAnsweredAfterTheStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	bin := builtBinary(t)
+	entry := testenv.ServerEverything(t)
+	data, project := t.TempDir(), t.TempDir()
+	cfg, _ := json.Marshal(map[string]any{"mcp": map[string]any{
+		"everything": map[string]any{"type": "local", "command": []string{"node", entry, "stdio"}},
+	}})
+	if err := os.MkdirAll(filepath.Join(data, "tandem"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "tandem", "tandem.json"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	connected := func(s *liveServer) {
+		var status map[string]mcp.Status
+		s.poll("server-everything connected", "/mcp", &status, func() bool { return status["everything"].Status == "connected" })
+	}
+	srv := startBinary(t, bin, data, project)
+	connected(srv)
+	var sess struct {
+		ID string `json:"id"`
+	}
+	srv.post("/session", map[string]any{}, &sess)
+	srv.post("/session/"+sess.ID+"/prompt_async", map[string]any{"parts": []map[string]string{{"type": "text", "text": "mcp: everything trigger-elicitation-request {}"}}}, nil)
+	var perms []pendingPermission
+	srv.poll("the MCP tool asks permission", "/permission", &perms, func() bool { return len(perms) == 1 })
+	var ok bool
+	srv.post("/permission/"+perms[0].ID+"/reply", map[string]string{"reply": "once"}, &ok)
+	var forms []mcp.Elicitation
+	srv.poll("the form is pending", "/mcp/elicitation", &forms, func() bool { return len(forms) == 1 })
+
+	srv.stop()
+	restarted := startBinary(t, bin, data, project)
+
+	var after []mcp.Elicitation
+	restarted.get("/mcp/elicitation", &after)
+	if len(after) != 1 || after[0].ID != forms[0].ID || after[0].SessionID != sess.ID || after[0].RequestedSchema == nil {
+		t.Fatalf("GET /mcp/elicitation after the restart: %+v, want %s of %s with its form", after, forms[0].ID, sess.ID)
+	}
+	restarted.post("/mcp/elicitation/"+forms[0].ID+"/reply", map[string]any{"action": "accept", "content": map[string]any{"name": "Ada Lovelace"}}, nil)
+
+	var m storedTurn
+	restarted.poll("the resumed tool call to complete", "/session/"+sess.ID+"/message", &m, func() bool {
+		status, _, _ := m.toolState()
+		return status == "completed" && m.answered()
+	})
+	if _, out, _ := m.toolState(); !strings.Contains(out, "Ada Lovelace") {
+		t.Errorf("the tool's result is %q, want the answer given after the restart", out)
+	}
+	var still []pendingPermission
+	restarted.get("/permission", &still)
+	if len(still) != 0 {
+		t.Errorf("the resumed call asked permission again: %+v", still)
+	}
+	restarted.get("/mcp/elicitation", &after)
+	if len(after) != 0 {
+		t.Errorf("still pending after the answer: %+v", after)
+	}
 }
