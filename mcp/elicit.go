@@ -278,16 +278,6 @@ func (m *Manager) elicitationComplete(server, elicitationID string) {
 	m.publish("", "mcp.elicitation.completed", props)
 }
 
-// cancelCallElicitations drops what a finished tool call left waiting: the server can no longer use
-// the answer.
-func (m *Manager) cancelCallElicitations(server, callID string) {
-	for _, it := range m.elicit.List("") {
-		if e := it.Request; e.Server == server && e.Tool != nil && e.Tool.CallID == callID {
-			m.elicit.Cancel(e.ID, "the tool call ended")
-		}
-	}
-}
-
 // urlElicitationsRequired recognises a -32042 error and returns the URL elicitations it lists.
 func urlElicitationsRequired(err error) ([]*sdk.ElicitParams, bool) {
 	var rpcErr *jsonrpc.Error
