@@ -29,8 +29,9 @@ type Events struct {
 	WriteTimeout time.Duration
 
 	// RefreshUntil: until then, a connection without a cursor is told to reload its state, as after
-	// a resync. Set at start, before serving, when a crash cut turns off: the clients attached to them
-	// reconnect without a cursor this process can honour, holding a state the restart changed.
+	// a resync. Set at start, before serving, when the server restarts (a crash or a graceful stop):
+	// the clients attached before reconnect without a cursor this process can honour, holding a
+	// state the restart may have changed.
 	RefreshUntil time.Time
 
 	streams sync.WaitGroup
