@@ -45,9 +45,10 @@ export function isolatedHome(root, name) {
 /**
  * Runs `TANDEM_BIN serve` in a fresh project with TANDEM_SERVER_PASSWORD set and waits for the URL
  * it prints. No provider is configured, so the offline demo model answers. Given the root and port
- * of a server that died, it starts that server again on the same port, data and project.
+ * of a server that died, it starts that server again on the same port, data and project. args are
+ * extra flags of serve (--print-logs --log-level DEBUG puts every request in log()).
  */
-export async function startTandem({ root = mkdtempSync(path.join(tmpdir(), 'tandem-compat-')), port = 0 } = {}) {
+export async function startTandem({ root = mkdtempSync(path.join(tmpdir(), 'tandem-compat-')), port = 0, args = [] } = {}) {
   const project = path.join(root, 'project');
   mkdirSync(project, { recursive: true });
   writeFileSync(path.join(project, 'README.md'), '# compat project\n');
@@ -57,7 +58,7 @@ export async function startTandem({ root = mkdtempSync(path.join(tmpdir(), 'tand
     TANDEM_SERVER_PASSWORD: password,
     ...isolatedHome(root, 'server-home'),
   };
-  const proc = spawn(bin, ['serve', '--port', String(port), '--dir', project], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(bin, ['serve', '--port', String(port), '--dir', project, ...args], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`tandem printed no URL within 15 s:\n${log}`)), 15000);
@@ -105,7 +106,11 @@ export async function startTandem({ root = mkdtempSync(path.join(tmpdir(), 'tand
         await exited;
       }
     },
-    async stop() {
+    /**
+     * Stops the process gracefully (SIGTERM, as systemctl, docker and Ctrl+C do), leaving its data
+     * for a restart; after 5 s it is killed.
+     */
+    async terminate() {
       if (proc.exitCode === null && proc.signalCode === null) {
         const exited = new Promise((r) => proc.once('exit', r));
         proc.kill('SIGTERM');
@@ -113,6 +118,9 @@ export async function startTandem({ root = mkdtempSync(path.join(tmpdir(), 'tand
         await exited;
         clearTimeout(t);
       }
+    },
+    async stop() {
+      await this.terminate();
       rmSync(root, { recursive: true, force: true });
     },
   };

@@ -144,31 +144,49 @@ func (m *Manager) attribute(ctx context.Context, c *conn) (CallInfo, bool) {
 	return CallInfo{}, false
 }
 
-func (m *Manager) newElicitation(ctx context.Context, c *conn, message string) Elicitation {
+func (m *Manager) newElicitation(ctx context.Context, c *conn, message string) (Elicitation, CallInfo) {
 	e := Elicitation{ID: m.elicit.NewID(), Server: c.name, Message: message, directory: m.opts.Directory}
 	e.Time.Created = time.Now().UnixMilli()
-	if info, ok := m.attribute(ctx, c); ok {
+	info, ok := m.attribute(ctx, c)
+	if ok {
 		e.SessionID = info.SessionID
 		if info.CallID != "" {
 			e.Tool = &ToolRef{MessageID: info.MessageID, CallID: info.CallID}
+			if r, ok := m.claim(*e.Tool); ok {
+				// The call of a turn resumed after a graceful stop asks again: it is the elicitation
+				// listed since the start, under the same ID, and an answer given meanwhile is its answer.
+				e.ID, e.Time.Created = r.ID, r.Time.Created
+			}
 		}
 		if info.Directory != "" {
 			e.directory = info.Directory
 		}
 	}
-	return e
+	return e, info
 }
 
 // ask waits for a person's answer to e, for as long as ctx and the connection last.
-func (m *Manager) ask(ctx context.Context, c *conn, e Elicitation) pending.Resolution[ElicitationReply] {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(c.ctx, cancel)()
+func (m *Manager) ask(ctx context.Context, c *conn, e Elicitation, info CallInfo) pending.Resolution[ElicitationReply] {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(c.ctx, func() { cancel(nil) })()
+	if info.turn != nil && e.Tool != nil {
+		// The server stopping the turn lets the elicitation go, still stored, before the tool call's
+		// own cancellation reaches the MCP server and comes back as a cancel.
+		defer context.AfterFunc(info.turn, func() {
+			if pending.ServerStopping(info.turn) {
+				m.markStopped(*e.Tool)
+				cancel(pending.ErrServerStopping)
+			}
+		})()
+	}
 	if err := m.journal.Put(ctx, e.ID, e.SessionID, e.Time.Created, storedElicitation{Elicitation: e, Dir: e.directory}); err != nil {
 		m.log.Error("store an elicitation", "id", e.ID, "err", err)
 	}
 	res := m.elicit.Ask(ctx, e.ID, e.SessionID, e, m.opts.ElicitationTimeout)
-	m.journal.Delete(context.WithoutCancel(ctx), e.ID)
+	if res.Cause != pending.Stopped {
+		m.journal.Delete(context.WithoutCancel(ctx), e.ID)
+	}
 	return res
 }
 
@@ -182,7 +200,13 @@ type storedElicitation struct {
 // cancelled: the MCP server process that asked died with it, so no answer can reach it. Each gets
 // its mcp.elicitation.replied event and is forgotten. Call it at start.
 func (m *Manager) EndInterrupted(ctx context.Context) error {
-	n, err := m.journal.Drain(ctx, func(data []byte) error {
+	m.mu.Lock()
+	kept := map[string]bool{}
+	for _, e := range m.resumed {
+		kept[e.ID] = true
+	}
+	m.mu.Unlock()
+	n, err := m.journal.DrainExcept(ctx, kept, func(data []byte) error {
 		var e storedElicitation
 		if err := json.Unmarshal(data, &e); err != nil {
 			return fmt.Errorf("mcp: stored elicitation: %w", err)
@@ -204,7 +228,7 @@ func (m *Manager) EndInterrupted(ctx context.Context) error {
 // ctx when the server gives up or the connection drops.
 func (m *Manager) handleElicitation(ctx context.Context, c *conn, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	p := req.Params
-	e := m.newElicitation(ctx, c, p.Message)
+	e, info := m.newElicitation(ctx, c, p.Message)
 	switch p.Mode {
 	case "", "form": // a request without a mode is a form (MCP 2025-11-25)
 		var sent json.RawMessage
@@ -225,7 +249,7 @@ func (m *Manager) handleElicitation(ctx context.Context, c *conn, req *sdk.Elici
 	default:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unsupported elicitation mode %q (tandem declares form and url)", p.Mode)}
 	}
-	res := m.ask(ctx, c, e)
+	res := m.ask(ctx, c, e, info)
 	switch res.Cause {
 	case pending.Replied, pending.TimedOut:
 		return &sdk.ElicitResult{Action: res.Reply.Action, Content: res.Reply.Content}, nil
@@ -252,16 +276,6 @@ func (m *Manager) elicitationComplete(server, elicitationID string) {
 		}
 	}
 	m.publish("", "mcp.elicitation.completed", props)
-}
-
-// cancelCallElicitations drops what a finished tool call left waiting: the server can no longer use
-// the answer.
-func (m *Manager) cancelCallElicitations(server, callID string) {
-	for _, it := range m.elicit.List("") {
-		if e := it.Request; e.Server == server && e.Tool != nil && e.Tool.CallID == callID {
-			m.elicit.Cancel(e.ID, "the tool call ended")
-		}
-	}
 }
 
 // urlElicitationsRequired recognises a -32042 error and returns the URL elicitations it lists.
@@ -291,9 +305,9 @@ func (m *Manager) awaitRequiredURL(ctx context.Context, c *conn, info CallInfo, 
 	if err != nil {
 		return fmt.Errorf("MCP server %s requires a URL elicitation with an invalid URL: %w", c.name, err)
 	}
-	e := m.newElicitation(WithCall(ctx, info), c, p.Message)
+	e, called := m.newElicitation(WithCall(ctx, info), c, p.Message)
 	e.Mode, e.URL, e.Domain, e.ElicitationID, e.Required = "url", p.URL, u.Hostname(), p.ElicitationID, true
-	res := m.ask(ctx, c, e)
+	res := m.ask(ctx, c, e, called)
 	switch {
 	case res.Cause == pending.Replied && res.Reply.Action == "accept":
 		return nil

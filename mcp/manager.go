@@ -90,6 +90,14 @@ type Manager struct {
 	// project's servers, SessionKey(name, sessionID) for a session's.
 	servers map[string]*server
 	closed  bool
+	// resumed holds the elicitations a graceful stop left waiting, reserved for the resumed tool
+	// calls that asked them ("messageID/callID"): the call's next elicitation takes its ID.
+	resumed map[string]Elicitation
+	// stopped holds the tool calls whose elicitation a shutdown let go, still stored ("messageID/callID").
+	stopped map[string]bool
+
+	started   chan struct{} // closed when Start has connected or failed every server
+	startOnce sync.Once
 }
 
 // server is one named server: its config and its current connection, if any.
@@ -138,6 +146,8 @@ type CallInfo struct {
 	MessageID string
 	CallID    string
 	Directory string
+
+	turn context.Context // the calling turn's: a shutdown's cause lets its elicitations go, still stored
 }
 
 type callKey struct{}
@@ -155,7 +165,8 @@ func callFrom(ctx context.Context) (CallInfo, bool) {
 // New makes a Manager for the configured servers; nothing connects until Start or Connect. A server
 // whose config is invalid is listed as failed with the reason.
 func New(ctx context.Context, o Options) *Manager {
-	m := &Manager{opts: o, log: o.Logger, servers: make(map[string]*server)}
+	m := &Manager{opts: o, log: o.Logger, servers: make(map[string]*server),
+		resumed: map[string]Elicitation{}, stopped: map[string]bool{}, started: make(chan struct{})}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -181,6 +192,7 @@ func New(ctx context.Context, o Options) *Manager {
 
 // Start connects every enabled server, in parallel, and returns when each is connected or failed.
 func (m *Manager) Start(ctx context.Context) {
+	defer m.markStarted()
 	m.mu.Lock()
 	names := slices.Collect(maps.Keys(m.servers))
 	m.mu.Unlock()
@@ -777,6 +789,7 @@ func (m *Manager) toolInfos(sessionID string) []ToolInfo {
 // call is retried (at most three times). An error result from the server is returned as a result with
 // IsError set; the error return is for calls that could not be made or completed.
 func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawMessage, info CallInfo) (*sdk.CallToolResult, error) {
+	info.turn = ctx
 	m.mu.Lock()
 	var c *conn
 	var t *sdk.Tool
@@ -802,7 +815,7 @@ func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawM
 		delete(c.inflight, key)
 		m.mu.Unlock()
 		if info.CallID != "" {
-			m.cancelCallElicitations(srv, info.CallID)
+			m.endCallElicitations(info.turn, srv, info.CallID)
 		}
 	}()
 

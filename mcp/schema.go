@@ -70,7 +70,8 @@ func parseFormSchema(v any, sent json.RawMessage) (*FormSchema, error) {
 		s.raw = json.RawMessage(`{"type":"object","properties":{}}`)
 		return s, nil
 	}
-	if err := json.Unmarshal(raw, s); err != nil {
+	type fields FormSchema // the struct's own decoding, not UnmarshalJSON's
+	if err := json.Unmarshal(raw, (*fields)(s)); err != nil {
 		return nil, fmt.Errorf("requestedSchema: %w", err)
 	}
 	if s.Type != "" && s.Type != "object" {
@@ -97,6 +98,16 @@ func parseFormSchema(v any, sent json.RawMessage) (*FormSchema, error) {
 
 // MarshalJSON gives clients the schema exactly as the server sent it.
 func (s *FormSchema) MarshalJSON() ([]byte, error) { return s.raw, nil }
+
+// UnmarshalJSON reads a schema MarshalJSON wrote (a stored elicitation), as parseFormSchema does.
+func (s *FormSchema) UnmarshalJSON(data []byte) error {
+	parsed, err := parseFormSchema(json.RawMessage(data), data)
+	if err != nil {
+		return err
+	}
+	*s = *parsed
+	return nil
+}
 
 // choices returns the allowed values of a single-select string field, or nil when any string goes.
 func (f *Field) choices() []string {

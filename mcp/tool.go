@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"tandem/pending"
 	"tandem/tool"
 )
 
@@ -65,6 +66,10 @@ func (t mcpTool) Run(ctx context.Context, call *tool.Call) (tool.Result, error) 
 		SessionID: call.SessionID, MessageID: call.MessageID, CallID: call.ID, Directory: call.Dir,
 	})
 	if err != nil {
+		if pending.ServerStopping(ctx) && t.m.StoppedWaiting(call.MessageID, call.ID) {
+			// It waited for a person: the elicitation stays stored and the next start resumes the call.
+			return tool.Result{}, fmt.Errorf("%v: %w", err, pending.ErrServerStopping)
+		}
 		return tool.Result{}, err
 	}
 	out := ResultText(res)

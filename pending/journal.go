@@ -43,6 +43,11 @@ func (j Journal) Delete(ctx context.Context, itemID string) {
 // Drain hands every request left by a previous run to ended (which announces its end) and forgets
 // it. It returns how many there were.
 func (j Journal) Drain(ctx context.Context, ended func(data []byte) error) (int, error) {
+	return j.DrainExcept(ctx, nil, ended)
+}
+
+// DrainExcept is Drain, leaving the requests whose IDs are in kept (those a resumed turn waits for).
+func (j Journal) DrainExcept(ctx context.Context, kept map[string]bool, ended func(data []byte) error) (int, error) {
 	if j.DB == nil {
 		return 0, nil
 	}
@@ -50,7 +55,12 @@ func (j Journal) Drain(ctx context.Context, ended func(data []byte) error) (int,
 	if err != nil {
 		return 0, err
 	}
+	n := 0
 	for _, r := range rows {
+		if kept[r.ID] {
+			continue
+		}
+		n++
 		if err := ended(r.Data); err != nil {
 			return 0, err
 		}
@@ -58,5 +68,5 @@ func (j Journal) Drain(ctx context.Context, ended func(data []byte) error) (int,
 			return 0, err
 		}
 	}
-	return len(rows), nil
+	return n, nil
 }

@@ -8,6 +8,7 @@ package pending
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -24,7 +25,20 @@ const (
 	Replied   Cause = "reply"   // a client answered
 	TimedOut  Cause = "timeout" // nobody answered in time
 	Cancelled Cause = "cancel"  // the turn was aborted, the session deleted, or the asker gave up
+	// Stopped: the server shut down while the request waited. It is not resolved, announced or
+	// recorded: like a crash, a graceful stop leaves it stored, and the next start asks it again
+	// with the same ID.
+	Stopped Cause = "stopped"
 )
+
+// ErrServerStopping is the cause a waiter's context is cancelled with (context.WithCancelCause)
+// when the server shuts down: Ask then lets the request go without resolving it (Stopped).
+var ErrServerStopping = errors.New("the server is shutting down")
+
+// ServerStopping reports whether ctx ended because the server is shutting down.
+func ServerStopping(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrServerStopping)
+}
 
 // Item is one pending request as clients list it.
 type Item[Req any] struct {
@@ -159,10 +173,29 @@ func (b *Broker[Req, Rep]) Ask(ctx context.Context, itemID, sessionID string, re
 	case <-expired:
 		b.resolve(itemID, Resolution[Rep]{Cause: TimedOut, Reason: "no one answered within " + timeout.String()})
 	case <-ctx.Done():
-		b.resolve(itemID, Resolution[Rep]{Cause: Cancelled, Reason: "the request was cancelled"})
+		if ServerStopping(ctx) {
+			b.Release(itemID)
+		} else {
+			b.resolve(itemID, Resolution[Rep]{Cause: Cancelled, Reason: "the request was cancelled"})
+		}
 	}
 	// Either our resolve won, or a reply won the race a moment earlier; done holds the winner.
 	return <-e.done
+}
+
+// Release lets a waiting item go without resolving it, for a shutdown: no hook runs, nothing is
+// announced or recorded, and its Ask returns Stopped. It reports false when the item was not
+// waiting (a resolution won first).
+func (b *Broker[Req, Rep]) Release(itemID string) bool {
+	b.mu.Lock()
+	e, ok := b.waiting[itemID]
+	delete(b.waiting, itemID)
+	delete(b.reserved, itemID)
+	b.mu.Unlock()
+	if ok {
+		e.done <- Resolution[Rep]{Cause: Stopped, At: b.now(), Reason: ErrServerStopping.Error()}
+	}
+	return ok
 }
 
 // Reply answers a waiting item. Exactly one resolution wins; a reply to an item already resolved is

@@ -266,3 +266,51 @@ func TestUnreserveCancelsARequestNoAskClaimed(t *testing.T) {
 		t.Fatalf("resolutions %v, want one cancel", resolved)
 	}
 }
+
+// TestAShutdownLetsARequestGoWithoutResolvingIt: a waiter released by a shutdown (its context
+// cancelled with ErrServerStopping, or Release) gets Stopped; no hook runs, so nothing is announced
+// or recorded, and the request is no longer listed. A plain cancel still resolves it.
+func TestAShutdownLetsARequestGoWithoutResolvingIt(t *testing.T) {
+	cases := []struct {
+		name      string
+		stop      func(cancel context.CancelCauseFunc, b *pending.Broker[string, string], itemID string)
+		want      pending.Cause
+		announced bool
+	}{
+		{"a context cancelled for a shutdown releases it", func(cancel context.CancelCauseFunc, _ *pending.Broker[string, string], _ string) {
+			cancel(pending.ErrServerStopping)
+		}, pending.Stopped, false},
+		{"Release releases it", func(_ context.CancelCauseFunc, b *pending.Broker[string, string], itemID string) {
+			if !b.Release(itemID) {
+				t.Error("Release of a waiting item reported false")
+			}
+		}, pending.Stopped, false},
+		{"a plain cancel resolves it as cancelled", func(cancel context.CancelCauseFunc, _ *pending.Broker[string, string], _ string) {
+			cancel(nil)
+		}, pending.Cancelled, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			b := newBroker(rec)
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			itemID, done := ask(t, ctx, b, "ses_1", time.Hour)
+			tc.stop(cancel, b, itemID)
+			if res := await(t, done); res.Cause != tc.want {
+				t.Fatalf("cause = %s, want %s", res.Cause, tc.want)
+			}
+			if _, ok := b.Get(itemID); ok {
+				t.Error("still listed")
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			if got := len(rec.resolved) > 0; got != tc.announced {
+				t.Errorf("resolved hooks %v, want announced %v", rec.resolved, tc.announced)
+			}
+			if b.Release(itemID) {
+				t.Error("a second Release reported true")
+			}
+		})
+	}
+}

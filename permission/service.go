@@ -506,6 +506,9 @@ func (s *Service) logDenied(ctx context.Context, sc Scope, permission string, pa
 func (s *Service) wait(ctx context.Context, req Request, timeout time.Duration) error {
 	res := s.broker.Ask(ctx, req.ID, req.SessionID, req, timeout)
 	switch {
+	case res.Cause == pending.Stopped:
+		// Still stored: the next start asks it again with the same ID and resumes the call.
+		return fmt.Errorf("permission request %s: %w", req.ID, pending.ErrServerStopping)
 	case res.Cause == pending.TimedOut:
 		return rejectf("Permission request timed out: no one answered within %s, so the action was not performed", timeout)
 	case res.Cause == pending.Cancelled:

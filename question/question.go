@@ -280,6 +280,10 @@ func (s *Service) Ask(ctx context.Context, req Request) ([]Answer, error) {
 		}
 	}
 	res := s.broker.Ask(ctx, req.ID, req.SessionID, req, timeout)
+	if res.Cause == pending.Stopped {
+		// Kept in the journal: the next start asks it again with the same ID and resumes the call.
+		return nil, fmt.Errorf("question %s: %w", req.ID, pending.ErrServerStopping)
+	}
 	s.journal.Delete(context.WithoutCancel(ctx), req.ID)
 	switch {
 	case res.Cause == pending.TimedOut:

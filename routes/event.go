@@ -29,8 +29,9 @@ type Events struct {
 	WriteTimeout time.Duration
 
 	// RefreshUntil: until then, a connection without a cursor is told to reload its state, as after
-	// a resync. Set at start, before serving, when a crash cut turns off: the clients attached to them
-	// reconnect without a cursor this process can honour, holding a state the restart changed.
+	// a resync. Set at start, before serving, when the server restarts (a crash or a graceful stop):
+	// the clients attached before reconnect without a cursor this process can honour, holding a
+	// state the restart may have changed.
 	RefreshUntil time.Time
 
 	streams sync.WaitGroup
@@ -164,10 +165,14 @@ func (e *Events) pump(st *stream, gone <-chan struct{}) {
 			}
 		}
 		if errors.Is(ended, bus.ErrClosed) {
+			// The last frame says why and asks for a reconnection within a second (the retry field);
+			// then the connection is dropped without the body's terminating chunk. OpenCode's SDK
+			// reconnects only after an error, never after a clean end, and a server that stops is
+			// most often one that restarts: its clients come back with their cursor and are told to
+			// reload (resync), as after any restart.
+			sw.retry(shutdownRetry)
 			sw.synthetic("", "server.shutdown", map[string]any{"reason": "the server is shutting down"})
-			if sw.flush() == nil {
-				sw.end()
-			}
+			_ = sw.flush()
 			return
 		}
 		if ended != nil {
@@ -248,10 +253,14 @@ func (c *cutStreams) take(who string, now time.Time) string {
 	return v.cursor
 }
 
+// shutdownRetry is the reconnection delay a stream asks of its client when the server stops.
+const shutdownRetry = time.Second
+
 // responseHead is the status line and headers of a hijacked stream. The body is chunked, as
 // net/http would send it, and without "Connection: close": clients (undici, the OpenCode SDK) then
-// tell a clean end (the terminating chunk, written at shutdown) from a dropped connection, after
-// which they reconnect and replay.
+// tell a dropped connection, after which they reconnect and replay, from a clean end (the
+// terminating chunk), after which they stop. A stream is never ended cleanly: it is dropped when
+// the server stops, so that its client comes back.
 func responseHead(h http.Header) []byte {
 	var b []byte
 	b = append(b, "HTTP/1.1 200 OK\r\n"...)
@@ -327,12 +336,11 @@ func (s *sseWriter) synthetic(cursor, typ string, props map[string]any) {
 	s.frame(cursor, payload)
 }
 
-// end finishes a chunked body cleanly (the fallback path's net/http does this itself).
-func (s *sseWriter) end() {
-	if s.conn != nil && s.err == nil {
-		_ = s.conn.SetWriteDeadline(time.Now().Add(s.timeout))
-		_, s.err = s.conn.Write([]byte("0\r\n\r\n"))
-	}
+// retry writes the SSE retry field: the client's reconnection delay from then on.
+func (s *sseWriter) retry(d time.Duration) {
+	s.buf = append(s.buf, "retry: "...)
+	s.buf = strconv.AppendInt(s.buf, d.Milliseconds(), 10)
+	s.buf = append(s.buf, '\n')
 }
 
 func (s *sseWriter) flush() error {

@@ -12,6 +12,7 @@ import (
 
 	"tandem/errs"
 	"tandem/id"
+	"tandem/pending"
 	"tandem/permission"
 	"tandem/provider"
 	"tandem/question"
@@ -41,12 +42,29 @@ type Agent struct {
 	// Questions holds the question tool's questions; with it, a question waiting at a crash
 	// resumes its turn after the restart. Nil: such turns are marked interrupted.
 	Questions *question.Service
+	// Elicitations holds the MCP elicitations a graceful stop left waiting; with it, such a tool call
+	// resumes its turn after the start. Nil: those turns are marked interrupted.
+	Elicitations Elicitations
 	// MaxSteps bounds model calls per turn (default 50).
 	MaxSteps int
 	// Retries is how often a retryable provider error is retried before the turn fails (default 3).
 	Retries int
 	// RetryBase is the first backoff (default 1 s), doubled each attempt.
 	RetryBase time.Duration
+}
+
+// Elicitations are the MCP elicitations (package mcp) that a resumed turn may wait for again.
+type Elicitations interface {
+	// StoredElicitations returns the elicitations left waiting by the previous run, by the tool call
+	// that asked each ("messageID/callID") → elicitation ID.
+	StoredElicitations(ctx context.Context) (map[string]string, error)
+	// ReserveElicitation lists a stored elicitation again at once; the resumed call's next
+	// elicitation takes its ID.
+	ReserveElicitation(ctx context.Context, elicitationID string) error
+	// UnreserveElicitation cancels a reserved elicitation whose resumed call did not ask it again.
+	UnreserveElicitation(ctx context.Context, elicitationID string)
+	// WaitStarted waits until the MCP servers of the configuration are connected or failed.
+	WaitStarted(ctx context.Context) error
 }
 
 // newLoop applies the defaults of an Agent.
@@ -73,8 +91,8 @@ type loop struct {
 
 type runner struct {
 	queue  []*turn
-	cancel context.CancelFunc // of the running turn
-	done   chan struct{}      // closed when the runner retires
+	cancel context.CancelCauseFunc // of the running turn
+	done   chan struct{}           // closed when the runner retires
 }
 
 type turn struct {
@@ -364,7 +382,7 @@ func (s *Service) drain(lp *loop, sessionID string) {
 		}
 		t := r.queue[0]
 		r.queue = r.queue[1:]
-		ctx, cancel := context.WithCancel(t.ctx)
+		ctx, cancel := context.WithCancelCause(t.ctx)
 		r.cancel = cancel
 		s.mu.Unlock()
 
@@ -375,7 +393,7 @@ func (s *Service) drain(lp *loop, sessionID string) {
 		} else {
 			reply, err = s.runTurn(ctx, lp.agent, t)
 		}
-		cancel()
+		cancel(nil)
 		// The runner retires before the last turn's caller hears of it, so that what the caller
 		// does next (an edit, a compaction) finds the session idle.
 		s.mu.Lock()
@@ -398,11 +416,14 @@ func (s *Service) Abort(ctx context.Context, sessionID string) (bool, error) {
 	if _, err := s.Get(ctx, sessionID); err != nil {
 		return false, err
 	}
-	s.abortAndWait(sessionID)
+	s.abortAndWait(sessionID, nil)
 	return true, nil
 }
 
-func (s *Service) abortAndWait(sessionID string) {
+// abortAndWait stops a session's turns. cause is why: nil for an abort, which resolves the turn's
+// pending requests as rejected; pending.ErrServerStopping for a shutdown, which leaves the turn as a
+// crash would (its pending requests stored, its message unfinished) for the next start's Recover.
+func (s *Service) abortAndWait(sessionID string, cause error) {
 	s.mu.Lock()
 	lp := s.loop
 	if lp == nil {
@@ -422,7 +443,7 @@ func (s *Service) abortAndWait(sessionID string) {
 		t.result <- turnResult{reply: s.abortedReply(sessionID, t), err: nil}
 	}
 	if cancel != nil {
-		cancel()
+		cancel(cause)
 	}
 	// Wait until the runner has recorded the abort, so the caller sees a settled session. A tool
 	// that ignores cancellation cannot hold the caller for long.
@@ -458,7 +479,11 @@ func (s *Service) abortedReply(sessionID string, t *turn) WithParts {
 	return WithParts{Info: msg, Parts: []Part{}}
 }
 
-// Shutdown aborts every running and queued turn and waits for them to record it, or for ctx.
+// Shutdown stops every running and queued turn and waits for them, or for ctx. A running turn is
+// left as a crash leaves it, so that the next start recovers it the one way it recovers a crash:
+// a request waiting for a person stays stored and is asked again with the same ID, and its turn
+// resumes once it is answered; a tool that had to be stopped is recorded as interrupted. Queued
+// turns, which never started, are recorded as aborted.
 func (s *Service) Shutdown(ctx context.Context) {
 	s.mu.Lock()
 	lp := s.loop
@@ -473,7 +498,7 @@ func (s *Service) Shutdown(ctx context.Context) {
 	}
 	s.mu.Unlock()
 	for _, sid := range ids {
-		s.abortAndWait(sid)
+		s.abortAndWait(sid, pending.ErrServerStopping)
 	}
 	done := make(chan struct{})
 	go func() { lp.wg.Wait(); close(done) }()
@@ -531,6 +556,15 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 			}
 		}
 	}
+	if s.loop != nil && s.loop.agent.Elicitations != nil {
+		asked, err := s.loop.agent.Elicitations.StoredElicitations(ctx)
+		if err != nil {
+			return 0, err
+		}
+		for call, id := range asked {
+			byCall[call] = resumePoint{elicitation: id}
+		}
+	}
 	parts, err := s.db.RunningParts(ctx)
 	if err != nil {
 		return 0, err
@@ -561,7 +595,7 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 				start = p.State.Time.Start
 			}
 			p.State = &ToolState{Status: "error", Input: inputOrEmpty(p.State.Input), Metadata: p.State.Metadata,
-				Error: "interrupted: the server stopped while this tool was running", Time: &PartTime{Start: start, End: now}}
+				Error: interruptedTool, Time: &PartTime{Start: start, End: now}}
 			if err := putPart(ctx, q, p); err != nil {
 				return err
 			}
@@ -605,7 +639,7 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 			}
 			continue
 		}
-		if r.question == nil {
+		if r.question == nil && r.elicitation == "" {
 			kept[r.req.ID] = true
 		}
 	}
@@ -617,8 +651,21 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 	return len(msgs), nil
 }
 
-// unreserve cancels the reserved request of a resume point that its call did not claim.
-func (s *Service) unreserve(ctx context.Context, ag Agent, r *resumePoint) {
+// interruptedTool is the error of a tool call the server stopped (a crash, or a shutdown that had
+// to stop it): the model reads it in the conversation and the person in the part.
+const interruptedTool = "interrupted: the server stopped while this tool was running, so it did not finish; " +
+	"whatever it changed before that stays changed. Run it again if it is still needed."
+
+// unreserve cancels the reserved request of a resume point that its call did not claim. At a
+// shutdown it stays stored, for the next start.
+func (s *Service) unreserve(ctx context.Context, ag Agent, r *resumePoint, stopping bool) {
+	if stopping {
+		return
+	}
+	if r.elicitation != "" {
+		ag.Elicitations.UnreserveElicitation(ctx, r.elicitation)
+		return
+	}
 	if r.question != nil {
 		ag.Questions.Unreserve(ctx, *r.question)
 		return
@@ -674,13 +721,18 @@ func (s *Service) resume(ctx context.Context, r resumePoint) error {
 	t := &turn{ctx: context.WithoutCancel(ctx), user: user.Info, input: in, result: make(chan turnResult, 1), resume: &r}
 	// Listed and announced before the turn runs, so that GET /permission (/question) shows it
 	// from the start.
-	if r.question != nil {
+	switch {
+	case r.elicitation != "":
+		if err := s.loop.agent.Elicitations.ReserveElicitation(ctx, r.elicitation); err != nil {
+			return err
+		}
+	case r.question != nil:
 		s.loop.agent.Questions.Reserve(*r.question)
-	} else {
+	default:
 		s.loop.agent.Permissions.Reserve(r.req)
 	}
 	if !s.schedule(s.loop, sess.ID, t) {
-		s.unreserve(ctx, s.loop.agent, &r)
+		s.unreserve(ctx, s.loop.agent, &r, false)
 		return errors.New("the server is shutting down")
 	}
 	s.setStatus(sess.Directory, sess.ID, Status{Type: "busy"})

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"math/big"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -469,7 +470,7 @@ func (s *Service) Delete(ctx context.Context, sessionID string) error {
 			return err
 		}
 	}
-	s.abortAndWait(sessionID)
+	s.abortAndWait(sessionID, nil)
 	s.histories.drop(sessionID)
 	if err := s.db.DeleteSession(ctx, sessionID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -768,6 +769,23 @@ func (s *Service) Statuses() map[string]Status {
 		out[k] = v
 	}
 	return out
+}
+
+// Directories lists the known directories of the project projectID (ProjectID's names): those its
+// sessions work in, and own (the server's directory) when it belongs to it. Sorted, absolute.
+func (s *Service) Directories(ctx context.Context, projectID, own string) ([]string, error) {
+	dirs, err := s.db.SessionDirectories(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, d := range append(dirs, own) {
+		if filepath.IsAbs(d) && !slices.Contains(out, d) && s.ProjectID(ctx, d) == projectID {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // ProjectID names the project a directory belongs to: the root commit of its git repository (as

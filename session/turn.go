@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tandem/id"
+	"tandem/pending"
 	"tandem/permission"
 	"tandem/provider"
 	"tandem/question"
@@ -182,6 +183,11 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		defer func() { <-titled }()
 	}
 	def, _ := agentNamed(t.input.Agent) // checked when the prompt was accepted
+	if r := t.resume; r != nil && r.elicitation != "" && ag.Elicitations != nil {
+		// The MCP server that asked stopped with the previous process: its tools are back once the
+		// new process has connected it (or failed to, and the call fails as a missing tool).
+		_ = ag.Elicitations.WaitStarted(ctx)
+	}
 	tools := toolsFor(ag, sid, def, t.input.Tools)
 	specs := make([]provider.ToolSpec, 0, len(tools))
 	byName := make(map[string]tool.Tool, len(tools))
@@ -424,7 +430,10 @@ type resumePoint struct {
 	msg      Message            // the step's assistant message, never completed
 	part     Part               // the tool part, still running
 	req      permission.Request // the stored approval it waits for, or
-	question *question.Stored   // the stored question it waits for
+	question *question.Stored   // the stored question it waits for, or
+	// elicitation is the ID of the stored MCP elicitation it waits for: the call runs again on the
+	// new MCP server process, and the elicitation it asks takes that ID.
+	elicitation string
 }
 
 // resumeStep runs the interrupted tool call again from its stored input, behind a gate that waits
@@ -449,7 +458,7 @@ func (s *Service) resumeStep(ctx context.Context, ag Agent, sess Session, t *tur
 	msg := r.msg
 	p, stop, err := s.runToolAs(ctx, ag, sess, &msg, byName, call, t.input.Agent, r)
 	// A call that failed before asking (its tool is gone) leaves the reserved request unclaimed.
-	s.unreserve(context.WithoutCancel(ctx), ag, r)
+	s.unreserve(context.WithoutCancel(ctx), ag, r, pending.ServerStopping(ctx))
 	return append(parts, p), stop, err
 }
 
@@ -509,9 +518,19 @@ func (s *Service) callModel(ctx context.Context, ag Agent, prov provider.Provide
 
 // failTurn records an error (an abort, a provider error, a failed write) on the assistant message,
 // when there is one, announces it with session.error and ends the turn.
+//
+// A turn the server stopped at shutdown is left unfinished, as a crash leaves it: the next start's
+// Recover resumes it or marks it interrupted.
 func (s *Service) failTurn(ctx context.Context, dir string, msg *Message, parts []Part, cause error, user Message) (WithParts, error) {
 	keep := context.WithoutCancel(ctx)
 	sid := user.SessionID
+	if pending.ServerStopping(ctx) {
+		var reply WithParts
+		if msg != nil {
+			reply = WithParts{Info: *msg, Parts: parts}
+		}
+		return reply, nil
+	}
 	var me *MessageError
 	var save errSave
 	switch {
@@ -688,9 +707,13 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 		def, _ := agentNamed(agent)
 		scope := permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: s.GrantScope(ctx, sess.Directory),
 			MessageID: msg.ID, CallID: call.ID, Rules: def.info.Permission, Session: sess.Permission}
-		if resume != nil && resume.question == nil {
+		switch {
+		case resume != nil && resume.elicitation != "":
+			// The call was approved and running when the server stopped: it runs again as it was.
+			gate = &approvedOnce{Gate: ag.Permissions.Gate(scope), permission: call.Name}
+		case resume != nil && resume.question == nil:
 			gate = ag.Permissions.Resume(scope, resume.req)
-		} else {
+		default:
 			gate = ag.Permissions.Gate(scope)
 		}
 	}
@@ -719,6 +742,17 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	mu.Lock()
 	defer mu.Unlock()
 	if err != nil {
+		if pending.ServerStopping(ctx) {
+			if errors.Is(err, pending.ErrServerStopping) {
+				// It waits for a person: its part stays running and its request stored, as a crash
+				// leaves them, and the next start resumes it.
+				return p, false, err
+			}
+			if ferr := fail(interruptedTool); ferr != nil {
+				return p, false, ferr
+			}
+			return p, false, err
+		}
 		if ctx.Err() != nil {
 			return p, false, fail("Tool execution aborted")
 		}
@@ -729,6 +763,27 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	output := res.Output
 	return p, false, settle(ToolState{Status: "completed", Input: input, Output: &output, Title: res.Title, Metadata: orEmpty(res.Metadata),
 		Time: &PartTime{Start: start, End: s.nowMS()}})
+}
+
+// approvedOnce lets the first check of one permission pass without asking: the check of a call that
+// was approved, and running, when the server stopped, and that now runs again as it was. Every
+// other check is the gate's.
+type approvedOnce struct {
+	tool.Gate
+	permission string
+	mu         sync.Mutex
+	used       bool
+}
+
+func (g *approvedOnce) Check(ctx context.Context, ask tool.Ask) error {
+	g.mu.Lock()
+	mine := !g.used && ask.Permission == g.permission
+	g.used = g.used || mine
+	g.mu.Unlock()
+	if mine {
+		return nil
+	}
+	return g.Gate.Check(ctx, ask)
 }
 
 func orEmpty(m map[string]any) map[string]any {

@@ -11,6 +11,7 @@ type Sessions interface {
 	PutSession(ctx context.Context, r Session) error
 	GetSession(ctx context.Context, id string) (Session, error)
 	ListSessions(ctx context.Context, q SessionQuery) ([]Session, error)
+	SessionDirectories(ctx context.Context) ([]string, error)
 	DeleteSession(ctx context.Context, id string) error
 	Todos(ctx context.Context, sessionID string) ([]byte, error)
 	PutTodos(ctx context.Context, sessionID string, data []byte) error

@@ -307,6 +307,24 @@ type SessionQuery struct {
 	Limit        int // 0: no limit
 }
 
+// SessionDirectories lists the distinct directories sessions work in, sorted.
+func (s *Queries) SessionDirectories(ctx context.Context) ([]string, error) {
+	rows, err := s.query(ctx, `SELECT DISTINCT directory FROM sessions ORDER BY directory`)
+	if err != nil {
+		return nil, wrap("session directories", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, wrap("session directories", err)
+		}
+		out = append(out, d)
+	}
+	return out, wrap("session directories", rows.Err())
+}
+
 // ListSessions returns the sessions matching q. A listed session carries its ID, updated time and
 // document, what a listing serves and pages by; GetSession has the other columns.
 func (s *Queries) ListSessions(ctx context.Context, q SessionQuery) ([]Session, error) {

@@ -159,6 +159,7 @@ func (s services) api() *routes.API {
 			&routes.Files{Index: s.fileIndex, ProjectID: projectID},
 			&routes.Push{Service: s.push, Permissions: s.perms},
 			&routes.Notify{Dispatcher: s.notify},
+			&routes.Instance{Dispose: s.dispose, Directories: s.projectDirectories},
 		},
 	}
 }
@@ -193,6 +194,9 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 			_ = m.lease.Release()
 		}
 	}()
+	// A database that exists already was a server's before this one: its clients may come back.
+	_, statErr := os.Stat(filepath.Join(o.Paths.Data, "tandem.db"))
+	restarted := statErr == nil
 	m.db, err = store.Open(ctx, filepath.Join(o.Paths.Data, "tandem.db"))
 	if err != nil {
 		var unwritable *store.UnwritableError
@@ -263,9 +267,10 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		// A session's own MCP servers (an editor's, added over ACP) are offered to that session
 		// alone and go with it.
 		Deleted: m.mcp.EndSession,
-		Agent:   &session.Agent{Providers: m.runtime, Tools: m.tools, SessionTools: m.mcp.SessionTools, Permissions: m.perms, Questions: m.questions}})
-	// What a crash left waiting: approvals resume their turns; questions and elicitations, whose
-	// turns (and MCP server processes) did not survive, are ended with their events.
+		Agent:   &session.Agent{Providers: m.runtime, Tools: m.tools, SessionTools: m.mcp.SessionTools, Permissions: m.perms, Questions: m.questions, Elicitations: m.mcp}})
+	// What a crash or a graceful stop left waiting resumes its turn: approvals, questions, and MCP
+	// elicitations (their call runs again once its server is connected); what cannot be resumed is
+	// ended with its events.
 	cutOff, err := m.sessions.Recover(ctx)
 	for _, end := range []func(context.Context) error{m.questions.EndInterrupted, m.mcp.EndInterrupted, m.mcp.Restore} {
 		if err == nil {
@@ -278,9 +283,10 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		m.db.Close()
 		return nil, err
 	}
-	if cutOff > 0 {
-		// Clients attached before the crash come back without a cursor the new process can honour;
-		// for a while, every such connection is told to reload its state.
+	if restarted || cutOff > 0 {
+		// Clients attached before a restart (a crash or a graceful one) come back without a cursor
+		// the new process can honour, holding a state that may have changed since (config,
+		// providers, recovered turns); for a while, every such connection is told to reload it.
 		m.events.RefreshUntil = time.Now().Add(2 * time.Minute)
 	}
 	// MCP servers connect in the background so that a slow one never delays readiness; their

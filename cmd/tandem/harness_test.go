@@ -114,7 +114,8 @@ func (td *tandem) start(tb testing.TB) {
 	td.m, td.base = m, strings.TrimSuffix(m.URL(), "/")
 }
 
-// stop closes the server gracefully (running turns are aborted); it is idempotent.
+// stop closes the server gracefully (running turns stop as in a crash, for the next start to
+// recover); it is idempotent.
 func (td *tandem) stop(tb testing.TB) {
 	tb.Helper()
 	if td.m == nil {
