@@ -80,9 +80,24 @@ func newMCPCommand() *cobra.Command {
 
 // mcpHTTPHandler serves the process's MCP server over Streamable HTTP; one server carries every
 // HTTP session, with the approval strategy and timeout of the process's options.
+//
+// Protocol 2026-07-28 and later is stateless (no Mcp-Session-Id; approvals come back as
+// input-required results), and the go-sdk serves it only from a stateless handler, while older
+// clients need sessions for their elicitations: a request that names a stateless version in its
+// Mcp-Protocol-Version header goes to a stateless handler of the same server, every other to the
+// stateful one. So HTTP serves every version `tandem mcp` serves over stdio.
 func (m *Main) mcpHTTPHandler() http.Handler {
 	srv := m.mcpServer(m.opts.MCPApprovals, m.opts.MCPTimeout).MCP()
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: m.log})
+	server := func(*http.Request) *mcp.Server { return srv }
+	stateful := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: m.log})
+	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: m.log, Stateless: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if mcpserver.Stateless(r.Header.Get("Mcp-Protocol-Version")) && r.Header.Get("Mcp-Session-Id") == "" {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
 }
 
 // mcpServer builds the MCP server over this process's services.
