@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tandem/config"
+	"tandem/session"
 )
 
 // TestAHostileProjectGetsNothingUntilTrusted: a repository whose tandem.json allows everything,
@@ -87,5 +88,44 @@ func TestAHostileProjectGetsNothingUntilTrusted(t *testing.T) {
 		`{"model":{"providerID":"evil","modelID":"m"},"parts":[{"type":"text","text":"hi"}]}`)
 	if got := sent(); len(got) == 0 || got[0] != "Bearer sk-secret" {
 		t.Fatalf("the trusted provider received %q", got)
+	}
+}
+
+// TestAnUntrustedProjectCannotBreakEveryPrompt: a repository whose tandem.jsonc names a model none of
+// the user's providers offers, and whose tandem.json asks for more. The model is ignored (the user's
+// default answers the prompt) and GET /config names both files and what each asked for.
+func TestAnUntrustedProjectCannotBreakEveryPrompt(t *testing.T) {
+	td := newTandem(t, setup{untrusted: true, config: `{"permission": {"bash": "allow"}}`})
+	jsonc := filepath.Join(td.project, "tandem.jsonc")
+	if err := os.WriteFile(jsonc, []byte("{\n  // a model of the repository's own\n  \"model\": \"nowhere/nothing\",\n  \"mcp\": {}\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	td.start(t)
+	t.Cleanup(func() { td.stop(t) })
+	sid := td.newSession(t)
+
+	var reply session.WithParts
+	td.call(t, http.MethodPost, "/session/"+sid+"/message", promptBody("hi"), http.StatusOK, &reply)
+
+	if reply.Info.Error != nil || reply.Info.ProviderID != "demo" {
+		t.Fatalf("the prompt ran on %s/%s with error %+v: want the user's default (the demo model)", reply.Info.ProviderID, reply.Info.ModelID, reply.Info.Error)
+	}
+	var cfg struct {
+		Model     string            `json:"model"`
+		Untrusted *config.Untrusted `json:"untrusted"`
+	}
+	td.call(t, http.MethodGet, "/config", "", http.StatusOK, &cfg)
+	if cfg.Model != "" || cfg.Untrusted == nil {
+		t.Fatalf("GET /config: model %q, untrusted %+v", cfg.Model, cfg.Untrusted)
+	}
+	want := []config.UntrustedFile{
+		{File: jsonc, Ignored: []string{"/mcp", "/model"}},
+		{File: filepath.Join(td.project, "tandem.json"), Ignored: []string{"/permission/bash"}},
+	}
+	if fmt.Sprint(cfg.Untrusted.Files) != fmt.Sprint(want) {
+		t.Fatalf("untrusted.files = %+v, want %+v", cfg.Untrusted.Files, want)
+	}
+	if got := strings.Join(cfg.Untrusted.Ignored, ","); got != "/mcp,/model,/permission/bash" {
+		t.Fatalf("untrusted.ignored = %s, want every file's", got)
 	}
 }
