@@ -129,3 +129,40 @@ func TestAnUntrustedProjectCannotBreakEveryPrompt(t *testing.T) {
 		t.Fatalf("untrusted.ignored = %s, want every file's", got)
 	}
 }
+
+// TestATrustedProjectsSecretsStayOutOfGETConfig: after trust, a project's {env:SECRET} reaches the
+// provider, the MCP server and the webhook, but GET /config shows where it comes from, never what it is.
+func TestATrustedProjectsSecretsStayOutOfGETConfig(t *testing.T) {
+	const secret = "sk-live-0123456789abcdef"
+	td := startTandem(t, setup{env: map[string]string{"SECRET": secret}, config: `{
+  "provider": {"corp": {"npm": "@ai-sdk/openai-compatible", "models": {"m": {}},
+    "options": {"baseURL": "https://llm.example/{env:SECRET}/v1", "apiKey": "{env:SECRET}",
+      "headers": {"X-Key": "{env:SECRET}", "X-Literal": "literal-header-value"}}}},
+  "mcp": {
+    "remote": {"type": "remote", "url": "https://mcp.example/?token={env:SECRET}", "enabled": false,
+      "headers": {"Authorization": "Bearer {env:SECRET}"}},
+    "local": {"type": "local", "command": ["true"], "enabled": false, "environment": {"TOKEN": "{env:SECRET}", "PLAIN": "literal-env-value"}}
+  },
+  "notify": [{"type": "webhook", "url": "https://hooks.example/{env:SECRET}", "secret": "{env:SECRET}",
+    "headers": {"X-Token": "{env:SECRET}"}}]
+}`})
+	cfg, err := td.m.runtime.Load(td.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key := cfg.Provider["corp"].Options.APIKey; key != secret {
+		t.Fatalf("the trusted project's key is %q, want the variable's value", key)
+	}
+	_, doc := td.request(t, http.MethodGet, "/config", "")
+	for _, leak := range []string{secret, "literal-header-value", "literal-env-value"} {
+		if strings.Contains(string(doc), leak) {
+			t.Errorf("GET /config shows %q: %s", leak, doc)
+		}
+	}
+	for _, shown := range []string{`"https://llm.example/{env:SECRET}/v1"`, `"https://mcp.example/?token={env:SECRET}"`,
+		`"Bearer {env:SECRET}"`, `"https://hooks.example/{env:SECRET}"`} {
+		if !strings.Contains(string(doc), shown) {
+			t.Errorf("GET /config does not show %s as written: %s", shown, doc)
+		}
+	}
+}
