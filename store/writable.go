@@ -45,6 +45,13 @@ func unwritable(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENOSPC)
 }
 
+// ReadOnly reports whether err says the database cannot be written now that it is open: a file or
+// file system made read-only while serving.
+func ReadOnly(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqliteReadOnly || errors.Is(err, syscall.EROFS)
+}
+
 // Full reports whether err is SQLite's "database or disk is full".
 func Full(err error) bool {
 	var se *sqlite.Error
