@@ -82,7 +82,7 @@ type storeBreaker struct {
 }
 
 func (b storeBreaker) Get(string) (provider.Provider, bool) { return b, true }
-func (storeBreaker) Default() (string, string)                 { return "breaker", "m" }
+func (storeBreaker) Default() (string, string)              { return "breaker", "m" }
 func (storeBreaker) Cost(string, string, provider.Usage) float64 {
 	return 0
 }
@@ -166,7 +166,7 @@ func TestAStoreThatFailsWhileTextStreamsEndsTheTurnOnce(t *testing.T) {
 			}
 			evs, _ := sub.Take(nil)
 			var errorsSeen int
-			idle := false // session.idle after the error
+			idle := false       // session.idle after the error
 			var closed *Message // the assistant message as last announced
 			announced := map[string]bool{}
 			for _, ev := range evs {
