@@ -55,10 +55,12 @@ func (l *Login) Ops() []Op {
 			}
 			client := ClientAddr(c.R)
 			ok := l.Auth.Check(user, in.Password)
-			if !FromOwnUser(c.R) {
-				if wait := l.Auth.LoginWait(client); wait > 0 {
-					return NoContent{}, TooManyLogins(client, wait) // right or wrong alike: a guess learns nothing
-				}
+			// The server's own user is never throttled (FromOwnUser); the socket table is read only
+			// on a failure or during a wait.
+			if wait := l.Auth.LoginWait(client); wait > 0 && !FromOwnUser(c.R) {
+				return NoContent{}, TooManyLogins(client, wait) // right or wrong alike: a guess learns nothing
+			}
+			if ok || !FromOwnUser(c.R) {
 				l.Auth.LoginResult(client, ok)
 			}
 			if !ok {
