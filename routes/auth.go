@@ -55,12 +55,12 @@ func (l *Login) Ops() []Op {
 			}
 			client := ClientAddr(c.R)
 			ok := l.Auth.Check(user, in.Password)
-			// The server's own user is never throttled (FromOwnUser); the socket table is read only
-			// on a failure or during a wait.
-			if wait := l.Auth.LoginWait(client); wait > 0 && !FromOwnUser(c.R) {
-				return NoContent{}, TooManyLogins(client, wait) // right or wrong alike: a guess learns nothing
-			}
-			if ok || !FromOwnUser(c.R) {
+			// The server's own user is neither throttled nor counted (FromOwnUser), so its successes
+			// never clear another user's failures; the socket table is read only when it matters.
+			if (!ok || l.Auth.Failing(client)) && !FromOwnUser(c.R) {
+				if wait := l.Auth.LoginWait(client); wait > 0 {
+					return NoContent{}, TooManyLogins(client, wait) // right or wrong alike: a guess learns nothing
+				}
 				l.Auth.LoginResult(client, ok)
 			}
 			if !ok {

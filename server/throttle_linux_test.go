@@ -72,6 +72,11 @@ func TestPasswordGuessingIsThrottledPerAddress(t *testing.T) {
 					t.Fatalf("a wrong password from the server's own user: %d %s, want 401", status, body)
 				}
 			})
+			t.Run("the own user's success does not lift the other user's wait", func(t *testing.T) {
+				if status, _ := asNobody(t, curl, door.guess(s, "wrong-after")...); status != http.StatusTooManyRequests {
+					t.Fatalf("another user's guess after the own user signed in: %d, want 429", status)
+				}
+			})
 			t.Run("a signed-in browser keeps working", func(t *testing.T) {
 				r := newReq(t, http.MethodGet, s.base+"/session", "")
 				r.Header.Set("Cookie", strings.Split(cookie, ";")[0])
