@@ -37,6 +37,15 @@ func (a *Authority) LoginWait(addr string) time.Duration {
 	return 0
 }
 
+// Failing reports whether addr has failed to log in lately (a record LoginResult keeps), so that a
+// caller can skip throttling work for the addresses that never guessed wrong.
+func (a *Authority) Failing(addr string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.failed[addr]
+	return ok
+}
+
 // LoginResult records the outcome of a password check from addr.
 func (a *Authority) LoginResult(addr string, ok bool) {
 	a.mu.Lock()

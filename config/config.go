@@ -42,6 +42,9 @@ type Config struct {
 
 	// Document is the whole merged document, unknown keys included.
 	Document json.RawMessage `json:"-"`
+	// Shown is Document as a client may read it (GET /config): a value a file wrote as {env:VAR}
+	// keeps that form instead of the secret it expands to.
+	Shown json.RawMessage `json:"-"`
 }
 
 // ProviderConfig configures one LLM provider. The ID is its key in Config.Provider.

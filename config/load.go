@@ -42,6 +42,7 @@ type Loader struct {
 	mu     sync.Mutex
 	checks []func(Config) error
 	keys   func() map[string]string
+	models func(Config, string) bool
 }
 
 // NewLoader returns a Loader for the project in dir. env looks up environment variables
@@ -67,6 +68,14 @@ func (l *Loader) Check(fn func(Config) error) {
 // left out. Call it before the Loader is shared.
 func (l *Loader) Keys(fn func() map[string]string) {
 	l.keys = fn
+}
+
+// Models adds the test of an untrusted project's `model` and `small_model`: fn reports whether
+// "provider/model" is one the configuration (the user's providers) offers. One it does not offer
+// is ignored and reported under untrusted, so the user's default applies instead of a model that
+// would fail every prompt. Call it before the Loader is shared.
+func (l *Loader) Models(fn func(cfg Config, model string) bool) {
+	l.models = fn
 }
 
 // UserDir is where the user's configuration lives: $XDG_CONFIG_HOME/tandem, by default
@@ -99,8 +108,21 @@ type layer struct {
 	tree map[string]any
 	// order is the member order of the file's objects (nil for layers that are not files).
 	order keyOrder
-	// ignored lists what an untrusted project file set and was refused (JSON pointers).
-	ignored []string
+	// shown is tree as GET /config shows it: {env:VAR} as written instead of its value, so a
+	// client never reads a secret the file only named. Nil when the file names no variable.
+	shown map[string]any
+	// untrusted marks a project file of a directory the user has not trusted; ignored lists what
+	// it set and was refused (JSON pointers).
+	untrusted bool
+	ignored   []string
+}
+
+// shownTree is the layer as GET /config shows it.
+func (ly layer) shownTree() map[string]any {
+	if ly.shown != nil {
+		return ly.shown
+	}
+	return ly.tree
 }
 
 // fileLayers reads the user's and the project's files. override, when set, replaces the content of
@@ -123,7 +145,11 @@ func (l *Loader) fileLayers(override *layer) ([]layer, error) {
 		}
 		for i := range project {
 			if !isTrusted {
+				project[i].untrusted = true
 				project[i].ignored = restrict(project[i].tree)
+				if project[i].shown != nil {
+					restrict(project[i].shown)
+				}
 			}
 		}
 		layers = append(layers, project...)
@@ -213,8 +239,12 @@ func parseLayer(path string, raw []byte, env func(string) string) (layer, error)
 	if err != nil {
 		return layer{}, positionError(path, raw, 0, err.Error())
 	}
+	var shown map[string]any
+	if bytes.Contains(std, []byte("{env:")) {
+		shown = cloneJSON(obj).(map[string]any)
+	}
 	substituteEnv(obj, env)
-	return layer{name: path, raw: raw, tree: obj, order: order}, nil
+	return layer{name: path, raw: raw, tree: obj, order: order, shown: shown}, nil
 }
 
 // typeName turns Go type names into the JSON words a user knows.
@@ -376,18 +406,24 @@ func (l *Loader) keysLayer(files []layer) (layer, map[string]bool) {
 // validates the result.
 func (l *Loader) merge(files []layer) (Config, error) {
 	keys, stored := l.keysLayer(files)
-	layers := append(files, l.environmentLayer(), keys)
-	merged := map[string]any{}
+	layers := append(files[:len(files):len(files)], l.environmentLayer(), keys)
+	merged, shown := map[string]any{}, map[string]any{}
 	order := keyOrder{}
 	for _, ly := range layers {
 		merged = deepMerge(merged, ly.tree).(map[string]any)
+		shown = deepMerge(shown, ly.shownTree()).(map[string]any)
 		order.overlay(ly.order, ly.tree, "")
 	}
 	// "trust" is the user's list of trusted directories (tandem trust --list shows it), not
 	// configuration of this project.
 	delete(merged, "trust")
+	delete(shown, "trust")
 	// Written in the files' order: permission rules are read in order, and the last match wins.
 	doc, err := marshalOrdered(merged, order)
+	if err != nil {
+		return Config{}, errs.Named(errs.Invalid, "ConfigInvalidError", "encoding the merged configuration: %v", err)
+	}
+	shownDoc, err := marshalOrdered(shown, order)
 	if err != nil {
 		return Config{}, errs.Named(errs.Invalid, "ConfigInvalidError", "encoding the merged configuration: %v", err)
 	}
@@ -396,18 +432,20 @@ func (l *Loader) merge(files []layer) (Config, error) {
 		// Each file was type-checked alone, so only the environment can get here.
 		return Config{}, fileError("environment", 0, 0, err.Error())
 	}
+	if l.models != nil && l.ignoreUnknownModels(files, cfg) {
+		return l.merge(files) // once more without them; each key is dropped at most once
+	}
 	if pointer, err := cfg.validate(); err != nil {
 		return Config{}, locate(layers, pointer, err.Error())
 	}
-	cfg.Document = doc
+	cfg.Document, cfg.Shown = doc, shownDoc
 	cfg.StoredKeys = stored
-	for _, ly := range layers {
-		if len(ly.ignored) > 0 {
-			cfg.Untrusted = &Untrusted{Directory: l.dir, File: ly.name, Ignored: ly.ignored}
-		}
-	}
+	cfg.Untrusted = untrustedReport(l.dir, files)
 	if cfg.Untrusted != nil {
 		if cfg.Document, err = untrustedDocument(doc, cfg.Untrusted); err != nil {
+			return Config{}, err
+		}
+		if cfg.Shown, err = untrustedDocument(shownDoc, cfg.Untrusted); err != nil {
 			return Config{}, err
 		}
 	}

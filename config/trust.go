@@ -16,9 +16,69 @@ import (
 // Untrusted reports what a project's own configuration asked for and was refused, because the user
 // has not trusted that directory (GET /config shows it as "untrusted").
 type Untrusted struct {
-	Directory string   `json:"directory"`
-	File      string   `json:"file"`
-	Ignored   []string `json:"ignored"` // JSON pointers into the project file
+	Directory string `json:"directory"`
+	// File is the first file in Files, for readers of one file.
+	File string `json:"file"`
+	// Ignored is every JSON pointer refused, of all the files (tandem.jsonc and tandem.json).
+	Ignored []string `json:"ignored"`
+	// Files is each project file that was (partly) ignored and what was ignored in it.
+	Files []UntrustedFile `json:"files"`
+}
+
+// UntrustedFile is one project file and what it set that was refused.
+type UntrustedFile struct {
+	File    string   `json:"file"`
+	Ignored []string `json:"ignored"` // JSON pointers into this file
+}
+
+// untrustedReport gathers what the untrusted project files set and was refused; nil when nothing was.
+func untrustedReport(dir string, layers []layer) *Untrusted {
+	var u *Untrusted
+	for _, ly := range layers {
+		if len(ly.ignored) == 0 {
+			continue
+		}
+		if u == nil {
+			u = &Untrusted{Directory: dir, File: ly.name}
+		}
+		u.Files = append(u.Files, UntrustedFile{File: ly.name, Ignored: ly.ignored})
+		for _, p := range ly.ignored {
+			if !slices.Contains(u.Ignored, p) {
+				u.Ignored = append(u.Ignored, p)
+			}
+		}
+	}
+	if u != nil {
+		sort.Strings(u.Ignored)
+	}
+	return u
+}
+
+// ignoreUnknownModels drops from the untrusted project files a `model` or `small_model` that the
+// configuration's own providers do not offer, and reports it as ignored; it says whether it dropped
+// anything.
+func (l *Loader) ignoreUnknownModels(layers []layer, cfg Config) bool {
+	dropped := false
+	for i := range layers {
+		ly := &layers[i]
+		if !ly.untrusted {
+			continue
+		}
+		for _, key := range []string{"model", "small_model"} {
+			model, ok := ly.tree[key].(string)
+			if !ok || l.models(cfg, model) {
+				continue
+			}
+			delete(ly.tree, key)
+			if ly.shown != nil {
+				delete(ly.shown, key)
+			}
+			ly.ignored = append(ly.ignored, "/"+key)
+			sort.Strings(ly.ignored)
+			dropped = true
+		}
+	}
+	return dropped
 }
 
 // A project file may always tighten: these keys it keeps while untrusted. permission keeps only its

@@ -14,17 +14,18 @@ type Kind int
 
 // The kinds of error, each mapped to one HTTP status and default name by routes (describeKind).
 const (
-	Internal         Kind = iota // 500: a bug or an outage; details are logged, not shown
-	Invalid                      // 400: the request is malformed
-	NotFound                     // 404: the thing named does not exist
-	Conflict                     // 409: the request lost a race or the state forbids it
-	Forbidden                    // 403: refused by policy
-	Unauthorized                 // 401: no or wrong credentials
-	MethodNotAllowed             // 405: the path exists, the method does not
-	TooLarge                     // 413: the body is over the limit
-	Unsupported                  // 415: the body is not JSON
-	Unavailable                  // 503: shutting down or a dependency is down
-	TooManyRequests              // 429: slow down (too many failed logins from this address)
+	Internal            Kind = iota // 500: a bug or an outage; details are logged, not shown
+	Invalid                         // 400: the request is malformed
+	NotFound                        // 404: the thing named does not exist
+	Conflict                        // 409: the request lost a race or the state forbids it
+	Forbidden                       // 403: refused by policy
+	Unauthorized                    // 401: no or wrong credentials
+	MethodNotAllowed                // 405: the path exists, the method does not
+	TooLarge                        // 413: the body is over the limit
+	Unsupported                     // 415: the body is not JSON
+	Unavailable                     // 503: shutting down or a dependency is down
+	TooManyRequests                 // 429: slow down (too many failed logins from this address)
+	InsufficientStorage             // 507: the disk is full; nothing was stored
 )
 
 // Error is a classified, user-presentable error.

@@ -33,8 +33,12 @@ import (
 const multiRoundTripVersion = "2026-07-28"
 
 func multiRoundTrip(req *mcp.CallToolRequest) bool {
-	return req.ProtocolVersion() >= multiRoundTripVersion
+	return Stateless(req.ProtocolVersion())
 }
+
+// Stateless reports whether an MCP protocol version is one of the stateless ones (2026-07-28 and
+// later, dates compare as text), whose HTTP requests carry no session.
+func Stateless(version string) bool { return version >= multiRoundTripVersion }
 
 // roundTrips holds what must outlive one tools/call of a multi-round-trip client.
 type roundTrips struct {

@@ -270,6 +270,28 @@ func (r *Registry) pickDefault(configured string) (providerID, modelID string) {
 	return DemoID, DemoID
 }
 
+// Offers reports whether "provider/model" can be prompted as configured: its provider is known
+// and connected, and lists the model (a provider that lists none, a local server, takes any).
+func (r *Registry) Offers(model string) bool {
+	p, m, ok := config.SplitModel(model)
+	if !ok {
+		return false
+	}
+	e, ok := r.entries[p]
+	if !ok || !e.connected {
+		return false
+	}
+	if len(e.models) == 0 {
+		return true
+	}
+	for _, info := range e.models {
+		if info.ID == m {
+			return true
+		}
+	}
+	return false
+}
+
 // Get returns the provider with that ID. A known but unconfigured provider is returned too: its
 // Stream fails at once with an ErrAuth that says what to configure.
 func (r *Registry) Get(providerID string) (Provider, bool) {

@@ -21,6 +21,14 @@ func (a *ACPServer) Ops() []Op {
 			writeError(w, r, notFound("ACP server not running"))
 			return
 		}
+		// Every ACP message is a JSON-RPC body: a form or text/plain POST, which a page on another
+		// site may send without asking, is refused as on every other route that changes something.
+		if r.Method == http.MethodPost {
+			if err := checkContentType(r, true); err != nil {
+				writeError(w, r, err)
+				return
+			}
+		}
 		a.Handler.ServeHTTP(w, r)
 	}
 	const about = "tandem as an Agent Client Protocol agent (protocol 1) over Streamable HTTP: POST initialize answers with " +
@@ -28,7 +36,7 @@ func (a *ACPServer) Ops() []Op {
 		"202; GET with Accept: text/event-stream opens the connection's stream, or with Acp-Session-Id that session's " +
 		"(session/update notifications, session/request_permission, responses); DELETE ends the connection."
 	return []Op{
-		raw(http.MethodPost, ACPServerPath, "acpServer.post", "Send ACP messages", nil, nil, "application/json", serve).doc(about),
+		raw(http.MethodPost, ACPServerPath, "acpServer.post", "Send ACP messages", nil, nil, "application/json", serve).doc(about, 415),
 		raw(http.MethodGet, ACPServerPath, "acpServer.stream", "Open an ACP stream", nil, nil, "text/event-stream", serve).doc(about),
 		raw(http.MethodDelete, ACPServerPath, "acpServer.end", "End an ACP connection", nil, nil, "application/json", serve).doc(about),
 	}

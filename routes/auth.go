@@ -54,11 +54,15 @@ func (l *Login) Ops() []Op {
 				user = l.Auth.Username()
 			}
 			client := ClientAddr(c.R)
-			if wait := l.Auth.LoginWait(client); wait > 0 {
-				return NoContent{}, TooManyLogins(client, wait)
-			}
 			ok := l.Auth.Check(user, in.Password)
-			l.Auth.LoginResult(client, ok)
+			// The server's own user is neither throttled nor counted (FromOwnUser), so its successes
+			// never clear another user's failures; the socket table is read only when it matters.
+			if (!ok || l.Auth.Failing(client)) && !FromOwnUser(c.R) {
+				if wait := l.Auth.LoginWait(client); wait > 0 {
+					return NoContent{}, TooManyLogins(client, wait) // right or wrong alike: a guess learns nothing
+				}
+				l.Auth.LoginResult(client, ok)
+			}
 			if !ok {
 				return NoContent{}, errs.E(errs.Unauthorized, "wrong user name or password")
 			}
@@ -91,6 +95,15 @@ func ClientAddr(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// FromOwnUser reports whether r came over loopback from a process of the user this server runs as
+// (Linux only). Such a process can read the server's environment and files, password included, so
+// throttling its guesses protects nothing and would only let it lock its user out.
+func FromOwnUser(r *http.Request) bool {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	client, err := net.ResolveTCPAddr("tcp", r.RemoteAddr)
+	return err == nil && local != nil && peerIsOwner(client, local)
 }
 
 // TooManyLogins is the 429 for an address that failed to log in too often; the client is told

@@ -3,6 +3,7 @@ package routes
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"tandem/config"
 	"tandem/errs"
@@ -70,7 +71,7 @@ func (cf *Configuration) Ops() []Op {
 				return nil, err
 			}
 			return document(cfg), nil
-		}).doc("The merged configuration (user file, project file, environment), unknown keys included; API keys and notify secrets, tokens and headers are masked."),
+		}).doc("The merged configuration (user file, project file, environment), unknown keys included. A value written as {env:VAR} is shown in that form, never expanded; API keys, provider, MCP and notify headers, MCP environment variables and notify secrets and tokens are masked."),
 		op(http.MethodPatch, "/config", "config.update", "Update configuration", func(c *Call, in *json.RawMessage) (json.RawMessage, error) {
 			cfg, err := cf.Patch(c.Dir, *in)
 			if err != nil {
@@ -100,67 +101,93 @@ func (cf *Configuration) Ops() []Op {
 	}
 }
 
-// document is the merged configuration as clients see it: API keys are masked, because the
-// document may carry keys from the environment that no client wrote, and the web UI shows it.
+// document is the merged configuration as clients see it: a value a file wrote as {env:VAR} keeps
+// that form (config.Config.Shown), and what can carry a secret (API keys, request headers, an MCP
+// server's environment, notify secrets and tokens) is masked, because the document may carry keys
+// from the environment that no client wrote, and the web UI shows it.
 func document(cfg config.Config) json.RawMessage {
-	if len(cfg.Document) == 0 {
+	shown := cfg.Shown
+	if len(shown) == 0 {
+		shown = cfg.Document
+	}
+	if len(shown) == 0 {
 		return json.RawMessage("{}")
 	}
 	var doc map[string]any
-	if err := json.Unmarshal(cfg.Document, &doc); err != nil {
-		return cfg.Document
+	if err := json.Unmarshal(shown, &doc); err != nil {
+		return shown
 	}
 	if providers, ok := doc["provider"].(map[string]any); ok {
 		for _, p := range providers {
 			entry, _ := p.(map[string]any)
 			if opts, ok := entry["options"].(map[string]any); ok {
-				if key, ok := opts["apiKey"].(string); ok && key != "" {
-					opts["apiKey"] = maskSecret(key)
-				}
+				maskFields(opts, "apiKey")
+				maskAll(opts["headers"])
 			}
+		}
+	}
+	if servers, ok := doc["mcp"].(map[string]any); ok {
+		for _, m := range servers {
+			entry, _ := m.(map[string]any)
+			maskAll(entry["headers"])
+			maskAll(entry["environment"])
 		}
 	}
 	if targets, ok := doc["notify"].([]any); ok {
 		for _, t := range targets {
 			entry, _ := t.(map[string]any)
-			for _, k := range []string{"secret", "token"} {
-				if v, ok := entry[k].(string); ok && v != "" {
-					entry[k] = maskSecret(v)
-				}
-			}
-			if headers, ok := entry["headers"].(map[string]any); ok {
-				for k, v := range headers {
-					if s, ok := v.(string); ok && s != "" {
-						headers[k] = maskSecret(s)
-					}
-				}
-			}
+			maskFields(entry, "secret", "token")
+			maskAll(entry["headers"])
 		}
 	}
 	// Only the masked members are encoded again: the others keep the document's member order, which
 	// for permission rules is the order they are evaluated in.
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(cfg.Document, &top); err != nil {
-		return cfg.Document
+	if err := json.Unmarshal(shown, &top); err != nil {
+		return shown
 	}
-	for _, k := range []string{"provider", "notify"} {
+	for _, k := range []string{"provider", "mcp", "notify"} {
 		if v, ok := doc[k]; ok {
 			b, err := json.Marshal(v)
 			if err != nil {
-				return cfg.Document
+				return shown
 			}
 			top[k] = b
 		}
 	}
 	out, err := json.Marshal(top)
 	if err != nil {
-		return cfg.Document
+		return shown
 	}
 	return out
 }
 
-// maskSecret keeps a secret recognisable without revealing it.
+// maskFields masks the named string values of obj.
+func maskFields(obj map[string]any, keys ...string) {
+	for _, k := range keys {
+		if v, ok := obj[k].(string); ok {
+			obj[k] = maskSecret(v)
+		}
+	}
+}
+
+// maskAll masks every string value of an object (headers, environment variables).
+func maskAll(v any) {
+	if obj, ok := v.(map[string]any); ok {
+		for k, child := range obj {
+			if s, ok := child.(string); ok {
+				obj[k] = maskSecret(s)
+			}
+		}
+	}
+}
+
+// maskSecret keeps a secret recognisable without revealing it. A value that names its variable
+// ({env:VAR}, as the file wrote it) reveals nothing and stays, so the user sees where it comes from.
 func maskSecret(s string) string {
+	if s == "" || strings.Contains(s, "{env:") {
+		return s
+	}
 	if len(s) <= 8 {
 		return "********"
 	}

@@ -24,8 +24,9 @@ func (m *MCPServer) Ops() []Op {
 		}
 		m.Handler.ServeHTTP(w, r)
 	}
-	const about = "tandem as an MCP server over Streamable HTTP (protocol 2025-11-25): the tools tandem, tandem-reply, " +
-		"tandem-query and tandem-sessions; approvals arrive as elicitation/create requests on the session's stream."
+	const about = "tandem as an MCP server over Streamable HTTP (protocols 2026-07-28 down to 2025-03-26): the tools tandem, tandem-reply, " +
+		"tandem-query and tandem-sessions; approvals arrive as elicitation/create requests on the session's stream, or on " +
+		"2026-07-28 (stateless, no Mcp-Session-Id) as input-required results of the tools/call."
 	return []Op{
 		raw(http.MethodPost, MCPServerPath, "mcpServer.post", "Send MCP messages", nil, nil, "application/json", serve).doc(about),
 		raw(http.MethodGet, MCPServerPath, "mcpServer.stream", "Open the MCP server's stream", nil, nil, "text/event-stream", serve).doc(about),

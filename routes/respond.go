@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tandem/errs"
+	"tandem/store"
 )
 
 // encodedJSON is a response body that is JSON already: stored documents passed through as they are.
@@ -40,6 +41,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) { writeError(
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *errs.Error
 	if !errors.As(err, &e) {
+		e = storageError(err)
+	}
+	if e == nil {
 		ref := fmt.Sprintf("err_%x", time.Now().UnixNano()&0xffffffffff)
 		LoggerOf(r.Context()).Error("internal error", "err", err, "ref", ref, "method", r.Method, "path", r.URL.Path)
 		e = &errs.Error{Kind: errs.Internal, Message: "Unexpected server error. Check server logs for details.", Data: map[string]any{"ref": ref}}
@@ -62,6 +66,23 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
 	writeJSONNoFail(w, status, errorBody{Name: name, Data: data})
+}
+
+// storageError names a write that the disk or the database refused (SQLite's database or disk is
+// full, a read-only database or file system) with what to do, or nil for any other error. The
+// writes are transactions, so a refused one changed nothing.
+func storageError(err error) *errs.Error {
+	switch {
+	case store.Full(err):
+		return errs.Named(errs.InsufficientStorage, "StorageFullError",
+			"tandem could not save this because the disk is full; nothing was changed. Free some space on the disk of tandem's data directory, then try again.").
+			With("cause", err.Error())
+	case store.ReadOnly(err):
+		return errs.Named(errs.Unavailable, "ReadOnlyStorageError",
+			"tandem could not save this because its data directory or database is read-only; nothing was changed. Make them writable by the user tandem runs as, then try again.").
+			With("cause", err.Error())
+	}
+	return nil
 }
 
 // errorBody is OpenCode's most common error shape, the one tandem uses everywhere.
@@ -101,6 +122,8 @@ func describeKind(k errs.Kind) (status int, name string) {
 		return http.StatusServiceUnavailable, "UnavailableError"
 	case errs.TooManyRequests:
 		return http.StatusTooManyRequests, "TooManyRequestsError"
+	case errs.InsufficientStorage:
+		return http.StatusInsufficientStorage, "StorageFullError"
 	default:
 		return http.StatusInternalServerError, "UnknownError"
 	}

@@ -44,13 +44,10 @@ func (s *Shares) Ops() []Op {
 		}).public().doc("The session a read-only link opens. The link's token is the only credential; an unknown or "+
 			"revoked token is 404.", 404),
 		op(http.MethodGet, "/s/{token}/message", "share.messages", "Get a shared session's messages", func(c *Call, in *SharePath) (encodedJSON, error) {
-			sess, err := s.Service.Shared(c.Ctx(), in.Token)
-			if err != nil {
-				return nil, err
-			}
-			body, _, err := s.Service.MessagesJSON(c.Ctx(), sess.ID, session.MessagesInput{})
-			return body, err
-		}).public().answers(&[]session.WithParts{}).doc("The messages of the session a read-only link opens, oldest first.", 404),
+			return s.Service.SharedMessages(c.Ctx(), in.Token)
+		}).public().answers(&[]session.WithParts{}).doc("The messages of the session a read-only link opens, oldest first, "+
+			"without the project's absolute paths: no path (cwd, root) on assistant messages, and paths inside the project "+
+			"written relative to it.", 404),
 	}
 }
 

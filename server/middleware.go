@@ -30,12 +30,19 @@ func guard(a *auth.Authority) routes.Guard {
 				return
 			}
 			client := routes.ClientAddr(r)
-			if wait := a.LoginWait(client); wait > 0 {
-				routes.WriteError(w, r, routes.TooManyLogins(client, wait))
-				return
-			}
 			ok, presented := authenticate(a, r)
-			if guessable(presented) {
+			// Only the password can be guessed: a session cookie is never throttled, and neither
+			// is a process of the server's own user, which can read the server's environment and
+			// files anyway; throttling it would only let it lock its user out.
+			// Its results are not counted either, so its successes never clear another user's
+			// failures. (The socket table is read only when the address has failed lately.)
+			if guessable(presented) && (!ok || a.Failing(client)) && !routes.FromOwnUser(r) {
+				if wait := a.LoginWait(client); wait > 0 {
+					// Still 429 whether the password was right or not: during the wait a guess
+					// learns nothing.
+					routes.WriteError(w, r, routes.TooManyLogins(client, wait))
+					return
+				}
 				a.LoginResult(client, ok)
 			}
 			if !ok {

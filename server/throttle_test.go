@@ -7,46 +7,12 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"tandem/server"
 	"tandem/testenv"
 )
-
-func TestPasswordGuessingIsThrottledPerAddress(t *testing.T) {
-	for _, door := range []struct {
-		name  string
-		guess func(s *testServer, pass string) *http.Request
-	}{
-		{"HTTP Basic", func(s *testServer, pass string) *http.Request {
-			r := newReq(t, http.MethodGet, s.base+"/session", "")
-			r.SetBasicAuth(user, pass)
-			return r
-		}},
-		{"the login form", func(s *testServer, pass string) *http.Request {
-			r := newReq(t, http.MethodPost, s.base+"/auth/login", `{"password":"`+pass+`"}`)
-			r.Header.Set("Content-Type", "application/json")
-			return r
-		}},
-	} {
-		t.Run(door.name, func(t *testing.T) {
-			s := listen(t, nil)
-			for i := range 10 {
-				if status, _, body := do(t, door.guess(s, "wrong-"+strconv.Itoa(i))); status != http.StatusUnauthorized {
-					t.Fatalf("guess %d: %d %s", i, status, body)
-				}
-			}
-			// The tenth failure locks the address out: even the right password waits.
-			status, h, body := do(t, door.guess(s, password))
-			if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
-				t.Fatalf("after ten failures: %d (Retry-After %q) %s", status, h.Get("Retry-After"), body)
-			}
-			requireErrorBody(t, body, "TooManyRequestsError")
-		})
-	}
-}
 
 func TestAuthenticationAnswersBeforeAnyDirectoryLookup(t *testing.T) {
 	s := listen(t, nil)

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"tandem/errs"
 	"tandem/id"
@@ -85,6 +86,15 @@ func (s *Service) Revert(ctx context.Context, sessionID string, in RevertInput) 
 			return err
 		}
 		worktree := Worktree(sess.Directory)
+		// A file behind a symbolic link out of the project refuses the whole revert before any file
+		// is touched.
+		var every []string
+		for _, p := range patches {
+			every = append(every, p.Files...)
+		}
+		if err := snapshot.CheckRevert(worktree, every); err != nil {
+			return err
+		}
 		if sess.Revert != nil && sess.Revert.Snapshot != "" {
 			// Moving an existing revert point: start again from the files as they were before it.
 			rv.Snapshot = sess.Revert.Snapshot
@@ -127,6 +137,9 @@ func (s *Service) Revert(ctx context.Context, sessionID string, in RevertInput) 
 func snapshotError(err error) error {
 	if errors.Is(err, snapshot.ErrGone) {
 		return errs.Named(errs.Conflict, "SnapshotGoneError", "%s", err.Error())
+	}
+	if errors.Is(err, snapshot.ErrLinkOutside) {
+		return errs.Named(errs.Conflict, "RevertLinkError", "nothing was reverted: %s", strings.TrimPrefix(err.Error(), snapshot.ErrLinkOutside.Error()+": "))
 	}
 	return err
 }

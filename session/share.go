@@ -1,11 +1,15 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"tandem/errs"
@@ -80,6 +84,101 @@ func (s *Service) Shared(ctx context.Context, token string) (Session, error) {
 	}
 	sess.Directory, sess.Permission, sess.Metadata = "", nil, nil
 	return sess, nil
+}
+
+// SharedMessages is the messages of the session a link's token opens, oldest first, as a JSON
+// array of {info, parts}, without the project's absolute paths: each assistant message's path
+// (cwd, root) is left out, and in every other string (tool inputs and outputs, titles, patch file
+// lists) a path inside the project is written relative to it ("." for the project itself).
+func (s *Service) SharedMessages(ctx context.Context, token string) ([]byte, error) {
+	sess, err := s.shared(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	body, _, err := s.MessagesJSON(ctx, sess.ID, MessagesInput{})
+	if err != nil {
+		return nil, err
+	}
+	var items []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // costs and token counts pass through as they were stored
+	if err := dec.Decode(&items); err != nil {
+		return nil, err
+	}
+	roots := []string{sess.Directory, Worktree(sess.Directory)}
+	for _, item := range items {
+		info, _ := item["info"].(map[string]any)
+		if path, ok := info["path"].(map[string]any); ok {
+			for _, k := range []string{"cwd", "root"} {
+				if dir, ok := path[k].(string); ok {
+					roots = append(roots, dir)
+				}
+			}
+			delete(info, "path")
+		}
+	}
+	for _, r := range slices.Clone(roots) {
+		if real, err := filepath.EvalSymlinks(r); err == nil {
+			roots = append(roots, real)
+		}
+	}
+	roots = slices.DeleteFunc(roots, func(r string) bool { return !filepath.IsAbs(r) || r == string(filepath.Separator) })
+	// The longest first, so that a directory inside another is made relative to itself.
+	slices.SortFunc(roots, func(a, b string) int { return len(b) - len(a) })
+	return json.Marshal(relativeStrings(items, slices.Compact(roots)))
+}
+
+// relativeStrings rewrites, in every string of v, the paths inside one of roots relative to it.
+func relativeStrings(v any, roots []string) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			v[k] = relativeStrings(child, roots)
+		}
+	case []map[string]any:
+		for i, child := range v {
+			v[i] = relativeStrings(child, roots).(map[string]any)
+		}
+	case []any:
+		for i, child := range v {
+			v[i] = relativeStrings(child, roots)
+		}
+	case string:
+		for _, r := range roots {
+			v = relativeTo(v, r)
+		}
+		return v
+	}
+	return v
+}
+
+// relativeTo rewrites each occurrence of root in s that is a whole path element: root/x becomes x,
+// root alone ".". /home/me/project2 is left alone when root is /home/me/project.
+func relativeTo(s, root string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, root)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		rest := s[i+len(root):]
+		switch {
+		case strings.HasPrefix(rest, "/") || strings.HasPrefix(rest, string(filepath.Separator)):
+			rest = rest[1:]
+		case rest == "" || !pathByte(rest[0]):
+			b.WriteString(".")
+		default:
+			b.WriteString(root)
+		}
+		s = rest
+	}
+}
+
+// pathByte reports whether c may continue a file name (so root is only a prefix of another name).
+func pathByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c >= 0x80
 }
 
 func (s *Service) shared(ctx context.Context, token string) (Session, error) {

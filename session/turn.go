@@ -116,6 +116,12 @@ func (st *step) closeStreams(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
+		// The parts were announced as they streamed but never stored: withdraw them, so that no
+		// client keeps text the store does not hold (the message's error says why).
+		for _, p := range closed {
+			st.s.publish(st.dir, "message.part.removed", map[string]any{"sessionID": p.SessionID, "messageID": p.MessageID, "partID": p.ID})
+		}
+		st.rsn, st.text = nil, nil
 		return saveFailed(err)
 	}
 	for _, p := range closed {
@@ -467,8 +473,11 @@ type errSave struct{ err error }
 
 func (e errSave) Error() string {
 	msg := "tandem could not save this turn, so it was stopped: " + e.err.Error()
-	if store.Full(e.err) {
+	switch {
+	case store.Full(e.err):
 		msg += " (the disk is full: free some space, then send the prompt again)"
+	case store.ReadOnly(e.err):
+		msg += " (the database is read-only: make tandem's data directory writable again, then send the prompt again)"
 	}
 	return msg
 }
@@ -564,26 +573,38 @@ func (s *Service) failTurn(ctx context.Context, dir string, msg *Message, parts 
 			return putMessage(keep, q, *msg)
 		})
 		if err != nil {
-			// The error stays visible through session.error; the stored message is what a restart
-			// marks as interrupted.
+			// The store refused even this (a full disk, a read-only database): the message is still
+			// closed with its error for every client watching, so nothing spins as running. The
+			// stored copy stays open, and a restart marks it interrupted.
 			s.log.Error("store failed turn", "session", sid, "err", err)
-		} else {
-			if patch != nil {
-				s.publishPart(dir, *patch)
-				parts = append(parts, *patch)
-			}
-			s.publishMessage(dir, *msg)
+		} else if patch != nil {
+			s.publishPart(dir, *patch)
+			parts = append(parts, *patch)
 		}
+		s.publishMessage(dir, *msg)
 		reply = WithParts{Info: *msg, Parts: parts}
 	}
 	s.publish(dir, "session.error", map[string]any{"sessionID": sid, "error": me})
-	s.finishTurn(keep, dir, sid, user, map[string]fileChange{}, 0, Tokens{})
+	// The turn's error is announced once: a summary that cannot be stored either is only logged.
+	if err := s.closeTurn(keep, dir, sid, user, map[string]fileChange{}, 0, Tokens{}); err != nil {
+		s.log.Error("store turn summary", "session", sid, "err", err)
+	}
 	return reply, nil
 }
 
 // finishTurn closes a turn the way OpenCode does: idle status, session.idle, the session and its
-// diff. The session's totals and the user message's summary are one write.
+// diff. The session's totals and the user message's summary are one write; when it fails,
+// session.error says so.
 func (s *Service) finishTurn(ctx context.Context, dir, sid string, user Message, turnDiff map[string]fileChange, cost float64, tokens Tokens) {
+	if err := s.closeTurn(ctx, dir, sid, user, turnDiff, cost, tokens); err != nil {
+		s.log.Error("store turn summary", "session", sid, "err", err)
+		s.publish(dir, "session.error", map[string]any{"sessionID": sid, "error": unknownError(saveFailed(err))})
+	}
+}
+
+// closeTurn is finishTurn without announcing a failed write: the session goes idle either way, and
+// the write's error is returned.
+func (s *Service) closeTurn(ctx context.Context, dir, sid string, user Message, turnDiff map[string]fileChange, cost float64, tokens Tokens) error {
 	var sess Session
 	var list []FileDiff
 	root := Worktree(dir)
@@ -613,13 +634,12 @@ func (s *Service) finishTurn(ctx context.Context, dir, sid string, user Message,
 	s.setStatus(dir, sid, Status{Type: "idle"})
 	s.publish(dir, "session.idle", map[string]any{"sessionID": sid})
 	if err != nil {
-		s.log.Error("store turn summary", "session", sid, "err", err)
-		s.publish(dir, "session.error", map[string]any{"sessionID": sid, "error": unknownError(saveFailed(err))})
-		return
+		return err
 	}
 	s.announce(sess)
 	s.publish(dir, "session.diff", map[string]any{"sessionID": sid, "diff": list})
 	s.publishMessage(dir, user)
+	return nil
 }
 
 func (s *Service) publishMessage(dir string, m Message) {

@@ -532,6 +532,7 @@ func (s *Store) Revert(ctx context.Context, worktree, hash string, files []strin
 		return err
 	}
 	defer root.Close()
+	// Every file is checked before any is touched, so a refused revert changes nothing.
 	for _, file := range files {
 		rel, err := filepath.Rel(r.worktree, file)
 		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -540,6 +541,12 @@ func (s *Store) Revert(ctx context.Context, worktree, hash string, files []strin
 		if slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git") {
 			return fmt.Errorf("snapshot: %s is inside a .git directory, which snapshots never hold", file)
 		}
+		if link, target, out := linkedOut(r.worktree, rel); out {
+			return linkError(rel, link, target)
+		}
+	}
+	for _, file := range files {
+		rel, _ := filepath.Rel(r.worktree, file)
 		out, err := r.run(ctx, "ls-tree", "-z", "--name-only", hash, "--", filepath.ToSlash(rel))
 		if err != nil {
 			return r.fail(err)
@@ -556,6 +563,63 @@ func (s *Store) Revert(ctx context.Context, worktree, hash string, files []strin
 		}
 	}
 	return nil
+}
+
+// CheckRevert refuses, before anything is reverted, files (absolute paths inside worktree) that lie
+// behind a symbolic link leading out of worktree (ErrLinkOutside); Revert checks them again.
+func CheckRevert(worktree string, files []string) error {
+	for _, file := range files {
+		rel, err := filepath.Rel(worktree, file)
+		if err != nil {
+			continue // Revert refuses it
+		}
+		if link, target, out := linkedOut(worktree, rel); out {
+			return linkError(rel, link, target)
+		}
+	}
+	return nil
+}
+
+func linkError(rel, link, target string) error {
+	return fmt.Errorf("%w: %s cannot be put back, because %s is now a symbolic link to %s; replace the link with the "+
+		"directory it stands for (or remove it) and revert again", ErrLinkOutside, rel, link, target)
+}
+
+// ErrLinkOutside refuses a revert whose file lies behind a symbolic link (swapped in after the step
+// wrote it) that leads out of the work tree: nothing is written through it, and nothing is reverted.
+var ErrLinkOutside = errors.New("a symbolic link leads out of the project")
+
+// linkedOut finds the first directory on rel's way (inside worktree) that is a symbolic link to a
+// place outside worktree, and where it leads.
+func linkedOut(worktree, rel string) (link, target string, out bool) {
+	dir := ""
+	for _, name := range strings.Split(filepath.Dir(rel), string(filepath.Separator)) {
+		if name == "." {
+			break
+		}
+		dir = filepath.Join(dir, name)
+		abs := filepath.Join(worktree, dir)
+		info, err := os.Lstat(abs)
+		if err != nil {
+			return "", "", false // missing: the revert creates it inside the work tree
+		}
+		if info.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		resolved, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			dest, _ := os.Readlink(abs)
+			return dir, dest, true // a dangling link: where it leads cannot be checked
+		}
+		realRoot, err := filepath.EvalSymlinks(worktree)
+		if err != nil {
+			realRoot = worktree
+		}
+		if r, err := filepath.Rel(realRoot, resolved); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return dir, resolved, true
+		}
+	}
+	return "", "", false
 }
 
 // Patch is the unified diff between two snapshots, as one text.

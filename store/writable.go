@@ -45,10 +45,18 @@ func unwritable(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENOSPC)
 }
 
-// Full reports whether err is SQLite's "database or disk is full".
+// ReadOnly reports whether err says the database cannot be written now that it is open: a file or
+// file system made read-only while serving.
+func ReadOnly(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqliteReadOnly || errors.Is(err, syscall.EROFS)
+}
+
+// Full reports whether err is SQLite's "database or disk is full", or a file write that found no
+// space left on the device.
 func Full(err error) bool {
 	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqliteFull
+	return errors.As(err, &se) && se.Code()&0xff == sqliteFull || errors.Is(err, syscall.ENOSPC)
 }
 
 // probeWrite commits one small write, so that a database that opens but cannot be written (a

@@ -52,6 +52,15 @@ func (rt *agentRuntime) loader(dir string) *config.Loader {
 		if rt.keys != nil {
 			l.Keys(rt.keys.Keys)
 		}
+		// An untrusted project may pick among the user's models, not name one that fails every prompt.
+		l.Models(func(c config.Config, model string) bool {
+			reg, err := provider.NewRegistry(c, rt.env)
+			if err != nil {
+				return false
+			}
+			defer reg.Close()
+			return reg.Offers(model)
+		})
 		// A patch that the permission rules or the providers would refuse is never written.
 		l.Check(func(c config.Config) error {
 			if _, err := permission.ParseConfig(c.Permission); err != nil {

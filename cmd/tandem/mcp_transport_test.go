@@ -35,22 +35,30 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 			t.Fatalf("connect without credentials: %v", err)
 		}
 	})
-	t.Run("with credentials a task runs through an approval", func(t *testing.T) {
-		hc := tandemclient.New(td.base, testUser, testPassword).HTTPClient()
-		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: td.base + "/mcp-server", HTTPClient: hc}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		tools, err := cs.ListTools(t.Context(), nil)
-		if err != nil || len(tools.Tools) != 4 {
-			t.Fatalf("tools: %v %v", tools, err)
-		}
-		_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo over-http"})
-		if status, detail := lastTool(t, td, out["sessionId"].(string)); status != "completed" || detail != "over-http\n" {
-			t.Fatalf("tool %s %q", status, detail)
-		}
-	})
+	// Every protocol version `tandem mcp` serves over stdio is served over HTTP too: 2026-07-28 is
+	// stateless, so its requests go to a stateless handler of the same server.
+	for _, proto := range mcpVersions {
+		t.Run("with credentials a task runs through an approval over "+proto, func(t *testing.T) {
+			hc := tandemclient.New(td.base, testUser, testPassword).HTTPClient()
+			cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: td.base + "/mcp-server", HTTPClient: hc},
+				&mcp.ClientSessionOptions{ProtocolVersion: proto})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != proto {
+				t.Fatalf("negotiated %s, want %s", got, proto)
+			}
+			tools, err := cs.ListTools(t.Context(), nil)
+			if err != nil || len(tools.Tools) != 4 {
+				t.Fatalf("tools: %v %v", tools, err)
+			}
+			_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo over-http"})
+			if status, detail := lastTool(t, td, out["sessionId"].(string)); status != "completed" || detail != "over-http\n" {
+				t.Fatalf("tool %s %q", status, detail)
+			}
+		})
+	}
 }
 
 func TestMCPProgressAndLogsCarryTheSessionID(t *testing.T) {

@@ -390,3 +390,60 @@ func TestAShellCommandAfterARevertMakesItPermanent(t *testing.T) {
 		t.Fatal("the reverted file came back")
 	}
 }
+
+// TestARevertThroughASwappedLinkIsRefusedClearly: after the agent wrote fresh/new.txt, the directory
+// fresh is swapped for a symbolic link out of the project. The revert is a 409 that names the link and
+// what to do, nothing outside changes, nothing is reverted, and once the link is gone it works.
+func TestARevertThroughASwappedLinkIsRefusedClearly(t *testing.T) {
+	td := startTandem(t, setup{config: `{"permission": {"edit": "allow"}}`})
+	sid := td.newSession(t)
+	if err := os.WriteFile(filepath.Join(td.project, "keep.txt"), []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	td.prompt(t, sid, "write: keep.txt\nchanged\n")
+	td.prompt(t, sid, "write: fresh/new.txt\nnew file\n")
+	var firstUser string
+	for _, m := range td.messages(t, sid) {
+		if m.Info.Role == session.RoleUser {
+			firstUser = m.Info.ID
+			break
+		}
+	}
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "new.txt"), []byte("someone else's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(td.project, "fresh")
+	if err := os.RemoveAll(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, fresh); err != nil {
+		t.Fatal(err)
+	}
+
+	status, body := td.request(t, http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+firstUser+`"}`)
+
+	if status != http.StatusConflict || !strings.Contains(string(body), "RevertLinkError") ||
+		!strings.Contains(string(body), "fresh is now a symbolic link") || !strings.Contains(string(body), "revert again") {
+		t.Fatalf("revert through the link: %d %s", status, body)
+	}
+	if got, _ := readFile(t, filepath.Join(outside, "new.txt")); got != "someone else's\n" {
+		t.Fatalf("the file outside the project is %q", got)
+	}
+	if got, _ := readFile(t, filepath.Join(td.project, "keep.txt")); got != "changed\n" {
+		t.Fatalf("a refused revert changed keep.txt: %q", got)
+	}
+	var sess session.Session
+	td.call(t, http.MethodGet, "/session/"+sid, "", http.StatusOK, &sess)
+	if sess.Revert != nil {
+		t.Fatalf("a refused revert was recorded: %+v", sess.Revert)
+	}
+
+	if err := os.Remove(fresh); err != nil {
+		t.Fatal(err)
+	}
+	td.call(t, http.MethodPost, "/session/"+sid+"/revert", `{"messageID":"`+firstUser+`"}`, http.StatusOK, nil)
+	if got, _ := readFile(t, filepath.Join(td.project, "keep.txt")); got != "original\n" {
+		t.Fatalf("keep.txt after the revert: %q", got)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,6 +59,44 @@ func TestASharedSessionIsReadableThroughItsLinkOnly(t *testing.T) {
 		}
 		if code, body := anonymous(t, td, http.MethodGet, "/s/"+token); code != http.StatusOK || !strings.Contains(string(body), "<html") {
 			t.Fatalf("the link's page: %d %s", code, body)
+		}
+	})
+	t.Run("the shared messages carry no absolute path of the project", func(t *testing.T) {
+		file := filepath.Join(td.project, "notes.txt")
+		if err := os.WriteFile(file, []byte("shared notes\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		td.prompt(t, sid, "read: "+file)
+		code, body := anonymous(t, td, http.MethodGet, "/s/"+token+"/message")
+		if code != http.StatusOK || !strings.Contains(string(body), "shared notes") {
+			t.Fatalf("GET /s/…/message: %d %s", code, body)
+		}
+		real, err := filepath.EvalSymlinks(td.project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dir := range []string{td.project, real} {
+			if strings.Contains(string(body), dir) {
+				t.Fatalf("the shared messages show the project's path %s: %s", dir, body)
+			}
+		}
+		var items []struct {
+			Info map[string]json.RawMessage `json:"info"`
+		}
+		if err := json.Unmarshal(body, &items); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			if p, ok := it.Info["path"]; ok {
+				t.Fatalf("a shared message has path %s", p)
+			}
+		}
+		if !strings.Contains(string(body), `"notes.txt"`) {
+			t.Fatalf("the read's file is not named relative to the project: %s", body)
+		}
+		// The owner still sees where each message ran.
+		if _, own := td.request(t, http.MethodGet, "/session/"+sid+"/message", ""); !strings.Contains(string(own), `"cwd":`) {
+			t.Fatalf("the owner's messages lost their path: %s", own)
 		}
 	})
 	t.Run("a wrong or malformed token is the same 404", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tandem/config"
+	"tandem/session"
 )
 
 // TestAHostileProjectGetsNothingUntilTrusted: a repository whose tandem.json allows everything,
@@ -87,5 +88,81 @@ func TestAHostileProjectGetsNothingUntilTrusted(t *testing.T) {
 		`{"model":{"providerID":"evil","modelID":"m"},"parts":[{"type":"text","text":"hi"}]}`)
 	if got := sent(); len(got) == 0 || got[0] != "Bearer sk-secret" {
 		t.Fatalf("the trusted provider received %q", got)
+	}
+}
+
+// TestAnUntrustedProjectCannotBreakEveryPrompt: a repository whose tandem.jsonc names a model none of
+// the user's providers offers, and whose tandem.json asks for more. The model is ignored (the user's
+// default answers the prompt) and GET /config names both files and what each asked for.
+func TestAnUntrustedProjectCannotBreakEveryPrompt(t *testing.T) {
+	td := newTandem(t, setup{untrusted: true, config: `{"permission": {"bash": "allow"}}`})
+	jsonc := filepath.Join(td.project, "tandem.jsonc")
+	if err := os.WriteFile(jsonc, []byte("{\n  // a model of the repository's own\n  \"model\": \"nowhere/nothing\",\n  \"mcp\": {}\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	td.start(t)
+	t.Cleanup(func() { td.stop(t) })
+	sid := td.newSession(t)
+
+	var reply session.WithParts
+	td.call(t, http.MethodPost, "/session/"+sid+"/message", promptBody("hi"), http.StatusOK, &reply)
+
+	if reply.Info.Error != nil || reply.Info.ProviderID != "demo" {
+		t.Fatalf("the prompt ran on %s/%s with error %+v: want the user's default (the demo model)", reply.Info.ProviderID, reply.Info.ModelID, reply.Info.Error)
+	}
+	var cfg struct {
+		Model     string            `json:"model"`
+		Untrusted *config.Untrusted `json:"untrusted"`
+	}
+	td.call(t, http.MethodGet, "/config", "", http.StatusOK, &cfg)
+	if cfg.Model != "" || cfg.Untrusted == nil {
+		t.Fatalf("GET /config: model %q, untrusted %+v", cfg.Model, cfg.Untrusted)
+	}
+	want := []config.UntrustedFile{
+		{File: jsonc, Ignored: []string{"/mcp", "/model"}},
+		{File: filepath.Join(td.project, "tandem.json"), Ignored: []string{"/permission/bash"}},
+	}
+	if fmt.Sprint(cfg.Untrusted.Files) != fmt.Sprint(want) {
+		t.Fatalf("untrusted.files = %+v, want %+v", cfg.Untrusted.Files, want)
+	}
+	if got := strings.Join(cfg.Untrusted.Ignored, ","); got != "/mcp,/model,/permission/bash" {
+		t.Fatalf("untrusted.ignored = %s, want every file's", got)
+	}
+}
+
+// TestATrustedProjectsSecretsStayOutOfGETConfig: after trust, a project's {env:SECRET} reaches the
+// provider, the MCP server and the webhook, but GET /config shows where it comes from, never what it is.
+func TestATrustedProjectsSecretsStayOutOfGETConfig(t *testing.T) {
+	const secret = "sk-live-0123456789abcdef"
+	td := startTandem(t, setup{env: map[string]string{"SECRET": secret}, config: `{
+  "provider": {"corp": {"npm": "@ai-sdk/openai-compatible", "models": {"m": {}},
+    "options": {"baseURL": "https://llm.example/{env:SECRET}/v1", "apiKey": "{env:SECRET}",
+      "headers": {"X-Key": "{env:SECRET}", "X-Literal": "literal-header-value"}}}},
+  "mcp": {
+    "remote": {"type": "remote", "url": "https://mcp.example/?token={env:SECRET}", "enabled": false,
+      "headers": {"Authorization": "Bearer {env:SECRET}"}},
+    "local": {"type": "local", "command": ["true"], "enabled": false, "environment": {"TOKEN": "{env:SECRET}", "PLAIN": "literal-env-value"}}
+  },
+  "notify": [{"type": "webhook", "url": "https://hooks.example/{env:SECRET}", "secret": "{env:SECRET}",
+    "headers": {"X-Token": "{env:SECRET}"}}]
+}`})
+	cfg, err := td.m.runtime.Load(td.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key := cfg.Provider["corp"].Options.APIKey; key != secret {
+		t.Fatalf("the trusted project's key is %q, want the variable's value", key)
+	}
+	_, doc := td.request(t, http.MethodGet, "/config", "")
+	for _, leak := range []string{secret, "literal-header-value", "literal-env-value"} {
+		if strings.Contains(string(doc), leak) {
+			t.Errorf("GET /config shows %q: %s", leak, doc)
+		}
+	}
+	for _, shown := range []string{`"https://llm.example/{env:SECRET}/v1"`, `"https://mcp.example/?token={env:SECRET}"`,
+		`"Bearer {env:SECRET}"`, `"https://hooks.example/{env:SECRET}"`} {
+		if !strings.Contains(string(doc), shown) {
+			t.Errorf("GET /config does not show %s as written: %s", shown, doc)
+		}
 	}
 }
