@@ -378,6 +378,14 @@ func (l *Loader) merge(files []layer) (Config, error) {
 	// "trust" is the user's list of trusted directories (tandem trust --list shows it), not
 	// configuration of this project.
 	delete(merged, "trust")
+	// "sandbox" is the user's; the document shows what is in effect.
+	sb, err := sandboxSetting(files, UserDir(l.env))
+	if err != nil {
+		return Config{}, err
+	}
+	if _, set := merged["sandbox"]; set {
+		merged["sandbox"] = map[string]any{"mode": string(sb.Mode), "network": sb.Network, "mcp": sb.MCP}
+	}
 	doc, err := json.Marshal(merged)
 	if err != nil {
 		return Config{}, errs.Named(errs.Invalid, "ConfigInvalidError", "encoding the merged configuration: %v", err)
@@ -392,6 +400,7 @@ func (l *Loader) merge(files []layer) (Config, error) {
 	}
 	cfg.Document = doc
 	cfg.StoredKeys = stored
+	cfg.Sandbox = sb
 	for _, ly := range layers {
 		if len(ly.ignored) > 0 {
 			cfg.Untrusted = &Untrusted{Directory: l.dir, File: ly.name, Ignored: ly.ignored}
