@@ -11,6 +11,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"tandem/sandbox"
 )
 
 // Tool is one capability the model can call by name.
@@ -125,6 +127,8 @@ type Options struct {
 	BashMaxTimeout time.Duration // default 10 minutes: the most a model may ask for
 	OutputLimit    int           // bytes of bash output kept (head and tail), default 50 KiB
 	Shell          string        // default "sh"; run as <Shell> -c <command>
+	// Sandbox confines every command the bash tool runs; nil runs them unconfined.
+	Sandbox *sandbox.Policy
 }
 
 func (o Options) withDefaults() Options {
