@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tandem/errs"
+	"tandem/sandbox"
 	"tandem/tool"
 )
 
@@ -93,8 +94,9 @@ func substitute(template, arguments string) string {
 // Expand turns a command and the arguments the user typed into a prompt: arguments substituted,
 // each !`cmd` block replaced by the command's output (run in dir with bounded time and output), and
 // each @path naming a file inside root attached with its content. A project's own command may run
-// shell blocks only once the user trusts the project; otherwise Expand refuses with Forbidden.
-func Expand(ctx context.Context, c Command, arguments, dir, root string) (Expanded, error) {
+// shell blocks only once the user trusts the project; otherwise Expand refuses with Forbidden. The
+// blocks run confined by sb, as the agent's commands do (nil: unconfined).
+func Expand(ctx context.Context, c Command, arguments, dir, root string, sb *sandbox.Policy) (Expanded, error) {
 	text := substitute(c.Template, arguments)
 	if blocks := shellBlock.FindAllStringSubmatchIndex(text, -1); len(blocks) > 0 {
 		if !c.mayRun {
@@ -106,7 +108,7 @@ func Expand(ctx context.Context, c Command, arguments, dir, root string) (Expand
 		prev := 0
 		for _, m := range blocks {
 			b.WriteString(text[prev:m[0]])
-			out, err := runShell(ctx, dir, text[m[2]:m[3]])
+			out, err := runShell(ctx, dir, text[m[2]:m[3]], sb)
 			if err != nil {
 				return Expanded{}, err
 			}
@@ -126,8 +128,8 @@ func (allow) Check(context.Context, tool.Ask) error { return nil }
 
 // runShell runs one shell block through the bash tool (its own process group, killed on timeout or
 // when ctx ends) and returns its output as the prompt shows it.
-func runShell(ctx context.Context, dir, command string) (string, error) {
-	bash := tool.NewBash(tool.Options{BashTimeout: shellTimeout, BashMaxTimeout: shellTimeout, OutputLimit: shellOutput})
+func runShell(ctx context.Context, dir, command string, sb *sandbox.Policy) (string, error) {
+	bash := tool.NewBash(tool.Options{BashTimeout: shellTimeout, BashMaxTimeout: shellTimeout, OutputLimit: shellOutput, Sandbox: sb})
 	input, err := json.Marshal(map[string]string{"command": command})
 	if err != nil {
 		return "", err
@@ -140,8 +142,9 @@ func runShell(ctx context.Context, dir, command string) (string, error) {
 		return "", errs.E(errs.Invalid, "command block !`%s`: %v", command, err)
 	}
 	out, _ := res.Metadata["output"].(string)
-	if exit, ok := res.Metadata["exit"].(int); !ok || exit != 0 {
-		// The note says why (exit code, timeout); the output so far comes with it.
+	if exit, ok := res.Metadata["exit"].(int); !ok || exit != 0 || res.Metadata["sandboxRefused"] == true {
+		// The note says why (exit code, timeout, a write the sandbox refused); the output so far
+		// comes with it.
 		out = res.Output
 	}
 	return strings.TrimRight(out, "\n"), nil
