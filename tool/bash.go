@@ -161,7 +161,7 @@ func runCommand(ctx context.Context, call *Call, opts Options, in bashInput, cwd
 	if err != nil {
 		return Result{}, err
 	}
-	cmd, err := opts.command(call, opts.Shell, "-c", in.Command)
+	cmd, err := opts.command(ctx, call, opts.Shell, "-c", in.Command)
 	if err != nil {
 		_ = r.Close()
 		_ = w.Close()

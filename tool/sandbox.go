@@ -20,6 +20,12 @@ type sandboxGate struct {
 	approved []string
 }
 
+// directoryLister is a gate that can tell which directories are approved already (the user's
+// rules, remembered grants) for a permission, without asking: the permission package's gate.
+type directoryLister interface {
+	Directories(ctx context.Context, permission string) ([]string, error)
+}
+
 // guard wraps the call's gate for one command.
 func guard(call *Call, opts Options) *Call {
 	if opts.Sandbox == nil {
@@ -63,10 +69,21 @@ func writable(call *Call) []string {
 	return dirs
 }
 
-// command makes the process of a command: confined by the sandbox when there is one.
-func (o Options) command(call *Call, name string, args ...string) (*exec.Cmd, error) {
+// command makes the process of a command: confined by the sandbox when there is one. Besides the
+// directories approved while the command was asked for, those the user's rules or remembered
+// grants approve for external_directory are writable.
+func (o Options) command(ctx context.Context, call *Call, name string, args ...string) (*exec.Cmd, error) {
 	if o.Sandbox == nil {
 		return exec.Command(name, args...), nil
+	}
+	if g, ok := call.Gate.(*sandboxGate); ok {
+		if lister, ok := g.Gate.(directoryLister); ok {
+			dirs, err := lister.Directories(ctx, "external_directory")
+			if err != nil {
+				return nil, err
+			}
+			g.approved = append(g.approved, dirs...)
+		}
 	}
 	return o.Sandbox.Command(writable(call), name, args...)
 }
