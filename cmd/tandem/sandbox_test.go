@@ -122,6 +122,19 @@ func TestTheSandboxKeepsAnAllowedCommandFromWritingOutsideTheProject(t *testing.
 		}
 	})
 
+	t.Run("the user's own ! command is confined too", func(t *testing.T) {
+		target := filepath.Join(outside, "shell")
+		var reply session.WithParts
+		td.call(t, http.MethodPost, "/session/"+sid+"/shell", shellBody("cp src "+target), http.StatusOK, &reply)
+		events.waitFor(t, "the shell command's end", idle(sid))
+		if _, err := os.Stat(target); err == nil {
+			t.Fatalf("the ! command wrote %s", target)
+		}
+		if len(reply.Parts) != 1 || reply.Parts[0].State.Output == nil || !strings.Contains(*reply.Parts[0].State.Output, "The sandbox refused writing "+target) {
+			t.Fatalf("reply parts %+v", reply.Parts)
+		}
+	})
+
 	t.Run("the banner says what the kernel enforces", func(t *testing.T) {
 		var b bytes.Buffer
 		td.m.Announce(&b)
@@ -167,5 +180,26 @@ func TestTheRealBinaryConfinesItsCommandsThroughItself(t *testing.T) {
 	}
 	if _, err := os.Stat(target); err == nil {
 		t.Fatalf("the real binary's command wrote %s", target)
+	}
+}
+
+// BenchmarkACommandInTheSandbox is the cost the sandbox adds to each command: `true` through sh,
+// unconfined and through the helper, which here is this test binary (tandem's packages and their
+// init, as in the real binary).
+func BenchmarkACommandInTheSandbox(b *testing.B) {
+	dir := b.TempDir()
+	for _, mode := range []sandbox.Mode{sandbox.Off, sandbox.WorkspaceWrite} {
+		b.Run(string(mode), func(b *testing.B) {
+			p := sandbox.Policy{Mode: mode, Protected: []string{filepath.Join(dir, "data")}}
+			for b.Loop() {
+				cmd, err := p.Command([]string{dir}, "sh", "-c", "true")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
