@@ -384,7 +384,11 @@ func (l *Loader) merge(files []layer) (Config, error) {
 		return Config{}, err
 	}
 	if _, set := merged["sandbox"]; set {
-		merged["sandbox"] = map[string]any{"mode": string(sb.Mode), "network": sb.Network, "mcp": sb.MCP}
+		doc := map[string]any{"mode": string(sb.Mode), "network": sb.Network, "mcp": sb.MCP}
+		if len(sb.Writable) > 0 {
+			doc["writable"] = sb.Writable
+		}
+		merged["sandbox"] = doc
 	}
 	doc, err := json.Marshal(merged)
 	if err != nil {

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"tandem/sandbox"
 )
@@ -10,20 +11,33 @@ import (
 // Sandbox is the "sandbox" setting: how the commands tandem runs for the agent are confined. It is
 // written either as the mode alone ("workspace-write", "read-only", "off") or as an object:
 //
-//	"sandbox": {"mode": "workspace-write", "network": "deny", "mcp": true}
+//	"sandbox": {"mode": "workspace-write", "network": "deny", "mcp": true, "writable": ["~/.cache/go-build"]}
 //
 // Only the user's own files set it; a project's file may only make it stricter (a stricter mode,
-// "network": "deny", "mcp": true), whether or not the project is trusted.
+// "network": "deny", "mcp": true; its "writable" is ignored), whether or not the project is trusted.
 type Sandbox struct {
 	Mode    sandbox.Mode `json:"mode"`
 	Network string       `json:"network"` // "allow" (the default) or "deny"
 	// MCP confines the local MCP servers too (each may then write its working directory).
 	MCP bool `json:"mcp"`
+	// Writable are more directories every command may write in workspace-write mode (a build
+	// cache): absolute, or "~/" for the home directory.
+	Writable []string `json:"writable,omitempty"`
 }
 
-// Policy is the setting as the sandbox package takes it.
-func (s Sandbox) Policy(protected []string, tempDir string) sandbox.Policy {
-	return sandbox.Policy{Mode: s.Mode, DenyNetwork: s.Network == "deny", Protected: protected, TempDir: tempDir}
+// Policy is the setting as the sandbox package takes it; home replaces a leading "~/".
+func (s Sandbox) Policy(protected []string, tempDir, home string) sandbox.Policy {
+	var writable []string
+	for _, w := range s.Writable {
+		if rest, ok := strings.CutPrefix(w, "~/"); ok {
+			if home == "" {
+				continue
+			}
+			w = filepath.Join(home, rest)
+		}
+		writable = append(writable, filepath.Clean(w))
+	}
+	return sandbox.Policy{Mode: s.Mode, DenyNetwork: s.Network == "deny", Protected: protected, TempDir: tempDir, Writable: writable}
 }
 
 // parseSandbox reads one layer's "sandbox" value.
@@ -52,6 +66,18 @@ func parseSandbox(v any) (Sandbox, string, error) {
 					return Sandbox{}, "/network", fmt.Errorf("sandbox.network must be \"allow\" or \"deny\", got %v", jsonText(val))
 				}
 				s.Network = str
+			case "writable":
+				list, ok := val.([]any)
+				if !ok {
+					return Sandbox{}, "/writable", fmt.Errorf("sandbox.writable must be an array of directories, got %v", jsonText(val))
+				}
+				for i, item := range list {
+					dir, _ := item.(string)
+					if !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "~/") {
+						return Sandbox{}, fmt.Sprintf("/writable/%d", i), fmt.Errorf("sandbox.writable: %v is not an absolute directory or one under ~/", jsonText(item))
+					}
+					s.Writable = append(s.Writable, dir)
+				}
 			case "mcp":
 				b, ok := val.(bool)
 				if !ok {
@@ -59,7 +85,7 @@ func parseSandbox(v any) (Sandbox, string, error) {
 				}
 				s.MCP = b
 			default:
-				return Sandbox{}, "/" + escapePointer(key), fmt.Errorf("sandbox: unknown key %q (known: mode, network, mcp)", key)
+				return Sandbox{}, "/" + escapePointer(key), fmt.Errorf("sandbox: unknown key %q (known: mode, network, mcp, writable)", key)
 			}
 		}
 	default:
@@ -100,6 +126,9 @@ func sandboxSetting(layers []layer, userDir string) (Sandbox, error) {
 			if obj, ok := v.(map[string]any); ok {
 				if _, set := obj["mcp"]; set {
 					user.MCP = s.MCP
+				}
+				if _, set := obj["writable"]; set {
+					user.Writable = s.Writable
 				}
 			}
 			continue

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -25,6 +26,8 @@ func TestTheSandboxSettingIsTheUsersAndAProjectCanOnlyTightenIt(t *testing.T) {
 		{"a project may make it read-only", `{"sandbox": "off"}`, `{"sandbox": "read-only"}`, false, config.Sandbox{Mode: sandbox.ReadOnly, Network: "allow"}},
 		{"an untrusted project may deny the network", "", `{"sandbox": {"network": "deny", "mcp": true}}`, true, config.Sandbox{Mode: sandbox.WorkspaceWrite, Network: "deny", MCP: true}},
 		{"an untrusted project cannot turn it off", "", `{"sandbox": "off"}`, true, config.Sandbox{Mode: sandbox.WorkspaceWrite, Network: "allow"}},
+		{"the user names more writable directories", `{"sandbox": {"writable": ["~/.cache/go-build", "/srv/cache"]}}`, "", false, config.Sandbox{Mode: sandbox.WorkspaceWrite, Network: "allow", Writable: []string{"~/.cache/go-build", "/srv/cache"}}},
+		{"a project's writable directories are ignored", `{"sandbox": {"writable": ["/srv/cache"]}}`, `{"sandbox": {"writable": ["/"]}}`, false, config.Sandbox{Mode: sandbox.WorkspaceWrite, Network: "allow", Writable: []string{"/srv/cache"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,7 +42,7 @@ func TestTheSandboxSettingIsTheUsersAndAProjectCanOnlyTightenIt(t *testing.T) {
 			if tt.untrusted {
 				f = newUntrustedFixture(t, user, project, nil)
 			}
-			if got := mustLoad(t, f).Sandbox; got != tt.want {
+			if got := mustLoad(t, f).Sandbox; !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("Sandbox = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -54,6 +57,7 @@ func TestAnInvalidSandboxValueIsAConfigErrorAtItsPlace(t *testing.T) {
 		{"an unknown network value", "{\"sandbox\": {\n \"network\": \"none\"}}", `tandem.json:2:13: sandbox.network must be "allow" or "deny", got "none"`},
 		{"an unknown key", "{\"sandbox\": {\"net\": \"deny\"}}", `sandbox: unknown key "net"`},
 		{"a number", "{\"sandbox\": 1}", `sandbox must be`},
+		{"a relative writable directory", "{\"sandbox\": {\"writable\": [\"cache\"]}}", `sandbox.writable: "cache" is not an absolute directory or one under ~/`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

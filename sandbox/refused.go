@@ -15,7 +15,7 @@ func (p Policy) Refused(output string, writable []string) []string {
 		return nil
 	}
 	var roots []string
-	for _, w := range p.Writable(writable) {
+	for _, w := range p.WritableDirs(writable) {
 		roots = append(roots, evalExisting(w))
 	}
 	var protected []string

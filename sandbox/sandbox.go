@@ -68,6 +68,9 @@ type Policy struct {
 	Protected []string
 	// TempDir is writable in every confined mode; empty means os.TempDir().
 	TempDir string
+	// Writable are more directories every command may write in workspace-write mode: the user's
+	// choice (a build cache), as absolute paths.
+	Writable []string
 }
 
 // Status is what the running kernel enforces of a policy: for the log, the banner and GET /config.
@@ -149,7 +152,7 @@ func (p Policy) Command(writable []string, name string, args ...string) (*exec.C
 	}
 	s := spec{Mode: p.Mode, Temp: p.tempDir(), Protected: p.Protected, DenyNetwork: p.DenyNetwork}
 	if p.Mode == WorkspaceWrite {
-		for _, w := range writable {
+		for _, w := range append(slices.Clone(p.Writable), writable...) {
 			if filepath.IsAbs(w) && !slices.Contains(s.Write, filepath.Clean(w)) {
 				s.Write = append(s.Write, filepath.Clean(w))
 			}
@@ -166,13 +169,13 @@ func (p Policy) Command(writable []string, name string, args ...string) (*exec.C
 	return exec.Command(exe, append([]string{HelperArg, string(raw), name}, args...)...), nil
 }
 
-// Writable is what a confined command may write, for the note that explains a refusal: the
+// WritableDirs is what a confined command may write, for the note that explains a refusal: the
 // directories given to Command, the temp directory, minus nothing (the protected ones are named
 // separately).
-func (p Policy) Writable(writable []string) []string {
+func (p Policy) WritableDirs(writable []string) []string {
 	out := []string{p.tempDir()}
 	if p.Mode == WorkspaceWrite {
-		out = append(out, writable...)
+		out = append(append(out, p.Writable...), writable...)
 	}
 	return out
 }

@@ -240,3 +240,18 @@ func BenchmarkTrue(b *testing.B) {
 		})
 	}
 }
+
+func TestADirectoryTheUserMadeWritableIsWritableByEveryCommand(t *testing.T) {
+	needLandlock(t)
+	l := newLayout(t)
+	p := l.policy(WorkspaceWrite)
+	p.Writable = []string{l.outside}
+	target := filepath.Join(l.outside, "cache")
+	if out, code := run(t, p, []string{l.project}, "echo c > "+target); code != 0 {
+		t.Fatalf("exit %d, output %q", code, out)
+	}
+	p.Mode = ReadOnly
+	if out, code := run(t, p, nil, "echo c > "+target+"2"); code == 0 {
+		t.Fatalf("read-only wrote the user's writable directory (output %q)", out)
+	}
+}

@@ -24,7 +24,7 @@ func sandboxPolicy(s config.Sandbox, o Options) sandbox.Policy {
 	if !filepath.IsAbs(temp) {
 		temp = ""
 	}
-	return s.Policy(protected, temp)
+	return s.Policy(protected, temp, o.Env("HOME"))
 }
 
 // logSandbox says at start what the kernel enforces, and warns where tandem's own directories lie
@@ -40,7 +40,7 @@ func logSandbox(log *slog.Logger, p sandbox.Policy, dir string) sandbox.Status {
 	if st.Mode == sandbox.Off {
 		return st
 	}
-	for _, w := range p.Writable([]string{dir}) {
+	for _, w := range p.WritableDirs([]string{dir}) {
 		for _, pr := range p.Protected {
 			if rel, err := filepath.Rel(w, pr); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") {
 				log.Warn("sandbox: tandem's directory "+pr+" lies inside "+w+", which commands may write: they may write what exists there beside it, but create no new file on the way to it",

@@ -77,6 +77,20 @@ func TestTheSandboxKeepsAnAllowedCommandFromWritingOutsideTheProject(t *testing.
 	events := td.subscribe(t)
 	pyWrite := func(name string) string { return python + ` -c "open('` + filepath.Join(outside, name) + `','w')"` }
 
+	// First, while the session is idle (a turn's session.idle comes just before it may take another).
+	t.Run("the user's own ! command is confined too", func(t *testing.T) {
+		target := filepath.Join(outside, "shell")
+		var reply session.WithParts
+		td.call(t, http.MethodPost, "/session/"+sid+"/shell", shellBody("cp src "+target), http.StatusOK, &reply)
+		events.waitFor(t, "the shell command's end", idle(sid))
+		if _, err := os.Stat(target); err == nil {
+			t.Fatalf("the ! command wrote %s", target)
+		}
+		if len(reply.Parts) != 1 || reply.Parts[0].State.Output == nil || !strings.Contains(*reply.Parts[0].State.Output, "The sandbox refused writing "+target) {
+			t.Fatalf("reply parts %+v", reply.Parts)
+		}
+	})
+
 	tests := []struct{ name, command, target string }{
 		{"python opening a file for writing", pyWrite("py"), "py"},
 		{"cp", "cp src " + filepath.Join(outside, "cp"), "cp"},
@@ -119,19 +133,6 @@ func TestTheSandboxKeepsAnAllowedCommandFromWritingOutsideTheProject(t *testing.
 		part, asked := runCommand(t, td, events, sid, pyWrite("py"))
 		if _, err := os.Stat(filepath.Join(outside, "py")); asked || err != nil {
 			t.Fatalf("with %s approved the command did not write there (asked %v): %v\n%v", outside, asked, err, part.State.Output)
-		}
-	})
-
-	t.Run("the user's own ! command is confined too", func(t *testing.T) {
-		target := filepath.Join(outside, "shell")
-		var reply session.WithParts
-		td.call(t, http.MethodPost, "/session/"+sid+"/shell", shellBody("cp src "+target), http.StatusOK, &reply)
-		events.waitFor(t, "the shell command's end", idle(sid))
-		if _, err := os.Stat(target); err == nil {
-			t.Fatalf("the ! command wrote %s", target)
-		}
-		if len(reply.Parts) != 1 || reply.Parts[0].State.Output == nil || !strings.Contains(*reply.Parts[0].State.Output, "The sandbox refused writing "+target) {
-			t.Fatalf("reply parts %+v", reply.Parts)
 		}
 	})
 
