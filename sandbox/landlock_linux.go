@@ -166,3 +166,6 @@ func carve(root string, protected []string) (dirs, files []string) {
 	}
 	return dirs, files
 }
+
+// canWrite asks the kernel whether this (unconfined) process may write p.
+func canWrite(p string) bool { return unix.Access(p, unix.W_OK) == nil }

@@ -1,14 +1,15 @@
 package sandbox
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 )
 
 // Refused names the paths a command's output says it was denied and that lie outside what p let
-// it write (writable as given to Command): the sandbox's refusals, for the note that tells the
-// model how to get the directory approved. It reads error messages (cp, tee, touch, python, the
+// it write (writable as given to Command) but that tandem's own, unconfined process could write:
+// the sandbox's refusals, for the note that tells the model how to get the directory approved. It reads error messages (cp, tee, touch, python, the
 // shells' redirections), so it only ever shapes that note; it decides nothing.
 func (p Policy) Refused(output string, writable []string) []string {
 	if !p.Confines() {
@@ -40,7 +41,7 @@ func (p Policy) Refused(output string, writable []string) []string {
 			for _, pr := range protected {
 				allowed = allowed && !within(pr, real)
 			}
-			if !allowed && !slices.Contains(out, real) {
+			if !allowed && writableUnconfined(real) && !slices.Contains(out, real) {
 				out = append(out, real)
 			}
 		}
@@ -68,4 +69,14 @@ func evalExisting(p string) string {
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+}
+
+// writableUnconfined reports whether tandem's user may write p (or create it in its directory)
+// without the sandbox: a denial of such a path was the sandbox's, not the file's permissions.
+func writableUnconfined(p string) bool {
+	if canWrite(p) {
+		return true
+	}
+	_, err := os.Lstat(p)
+	return os.IsNotExist(err) && canWrite(filepath.Dir(p))
 }

@@ -193,6 +193,7 @@ func TestRefusedNamesThePathsOutsideWhatWasWritable(t *testing.T) {
 		{"the data directory inside an approved one", "touch: cannot touch '" + filepath.Join(l.data, "db") + "': Permission denied\n", []string{filepath.Join(l.data, "db")}, l.home},
 		{"a path inside the project is not the sandbox's", "cp: cannot create regular file '" + filepath.Join(l.project, "ro") + "': Permission denied\n", nil, ""},
 		{"a line without a denial", "cp: " + out + ": No such file or directory\n", nil, ""},
+		{"a path tandem could not write either is not the sandbox's", "touch: cannot touch '/nonexistent-tandem-dir/x': Permission denied\n", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
