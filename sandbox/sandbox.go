@@ -170,8 +170,8 @@ func (p Policy) Command(writable []string, name string, args ...string) (*exec.C
 }
 
 // WritableDirs is what a confined command may write, for the note that explains a refusal: the
-// directories given to Command, the temp directory, minus nothing (the protected ones are named
-// separately).
+// temp directory, the user's writable directories and those given to Command (the protected
+// directories inside them aside).
 func (p Policy) WritableDirs(writable []string) []string {
 	out := []string{p.tempDir()}
 	if p.Mode == WorkspaceWrite {
