@@ -16,6 +16,7 @@ import (
 	"tandem/errs"
 	"tandem/files"
 	"tandem/gitcmd"
+	"tandem/sandbox"
 	"tandem/tool"
 )
 
@@ -96,8 +97,9 @@ func substitute(template, arguments string) string {
 // Expand turns a command and the arguments the user typed into a prompt: arguments substituted,
 // each !`cmd` block replaced by the command's output (run in dir with bounded time and output), and
 // each @path naming a file inside root attached with its content. A project's own command may run
-// shell blocks only once the user trusts the project; otherwise Expand refuses with Forbidden.
-func Expand(ctx context.Context, c Command, arguments, dir, root string) (Expanded, error) {
+// shell blocks only once the user trusts the project; otherwise Expand refuses with Forbidden. The
+// blocks run confined by sb, as the agent's commands do (nil: unconfined).
+func Expand(ctx context.Context, c Command, arguments, dir, root string, sb *sandbox.Policy) (Expanded, error) {
 	text := substitute(c.Template, arguments)
 	if blocks := shellBlock.FindAllStringSubmatchIndex(text, -1); len(blocks) > 0 {
 		if !c.mayRun {
@@ -115,7 +117,7 @@ func Expand(ctx context.Context, c Command, arguments, dir, root string) (Expand
 			if args, ok := c.ownGit[block]; ok {
 				out, err = runGit(ctx, dir, args)
 			} else {
-				out, err = runShell(ctx, dir, block)
+				out, err = runShell(ctx, dir, block, sb)
 			}
 			if err != nil {
 				return Expanded{}, err
@@ -136,8 +138,8 @@ func (allow) Check(context.Context, tool.Ask) error { return nil }
 
 // runShell runs one shell block through the bash tool (its own process group, killed on timeout or
 // when ctx ends) and returns its output as the prompt shows it.
-func runShell(ctx context.Context, dir, command string) (string, error) {
-	bash := tool.NewBash(tool.Options{BashTimeout: shellTimeout, BashMaxTimeout: shellTimeout, OutputLimit: shellOutput})
+func runShell(ctx context.Context, dir, command string, sb *sandbox.Policy) (string, error) {
+	bash := tool.NewBash(tool.Options{BashTimeout: shellTimeout, BashMaxTimeout: shellTimeout, OutputLimit: shellOutput, Sandbox: sb})
 	input, err := json.Marshal(map[string]string{"command": command})
 	if err != nil {
 		return "", err
@@ -150,8 +152,9 @@ func runShell(ctx context.Context, dir, command string) (string, error) {
 		return "", errs.E(errs.Invalid, "command block !`%s`: %v", command, err)
 	}
 	out, _ := res.Metadata["output"].(string)
-	if exit, ok := res.Metadata["exit"].(int); !ok || exit != 0 {
-		// The note says why (exit code, timeout); the output so far comes with it.
+	if exit, ok := res.Metadata["exit"].(int); !ok || exit != 0 || res.Metadata["sandboxRefused"] == true {
+		// The note says why (exit code, timeout, a write the sandbox refused); the output so far
+		// comes with it.
 		out = res.Output
 	}
 	return strings.TrimRight(out, "\n"), nil

@@ -93,7 +93,7 @@ func TestExpand(t *testing.T) {
 
 	t.Run("files inside the project are attached, others left as text", func(t *testing.T) {
 		c := Command{Name: "x", Template: "see @a.txt, @sub/b.md, @bin.dat, @link, @../x, @/etc/passwd, me@a.txt and `@a.txt`"}
-		got, err := Expand(ctx, c, "", root, root)
+		got, err := Expand(ctx, c, "", root, root, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestExpand(t *testing.T) {
 
 	t.Run("shell blocks run in the directory when the command may run them", func(t *testing.T) {
 		c := Command{Name: "x", Template: "here: !`pwd`; failing: !`echo oops; exit 3`", mayRun: true}
-		got, err := Expand(ctx, c, "", root, root)
+		got, err := Expand(ctx, c, "", root, root, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestExpand(t *testing.T) {
 	t.Run("shell blocks of a command that may not run them are refused before anything runs", func(t *testing.T) {
 		marker := filepath.Join(root, "ran")
 		c := Command{Name: "x", Template: "!`touch " + marker + "`", file: "x.md"}
-		_, err := Expand(ctx, c, "", root, root)
+		_, err := Expand(ctx, c, "", root, root, nil)
 		if !errs.Is(err, errs.Forbidden) {
 			t.Fatalf("err %v, want Forbidden", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"tandem/config"
 	"tandem/errs"
 	"tandem/id"
+	"tandem/sandbox"
 	"tandem/session"
 )
 
@@ -22,6 +23,8 @@ type Service struct {
 	Sessions *session.Service
 	Bus      *bus.Bus
 	Logger   *slog.Logger
+	// Sandbox confines the templates' !`cmd` blocks as it does the agent's commands; nil: unconfined.
+	Sandbox *sandbox.Policy
 }
 
 func (s *Service) log() *slog.Logger {
@@ -111,7 +114,7 @@ func (s *Service) Run(ctx context.Context, sessionID string, in RunInput) (sessi
 	if cmd == nil {
 		return session.WithParts{}, errs.E(errs.NotFound, "Command not found: %s", in.Command)
 	}
-	exp, err := Expand(ctx, *cmd, in.Arguments, sess.Directory, session.Worktree(sess.Directory))
+	exp, err := Expand(ctx, *cmd, in.Arguments, sess.Directory, session.Worktree(sess.Directory), s.Sandbox)
 	if err != nil {
 		return session.WithParts{}, err
 	}

@@ -31,6 +31,8 @@ type Config struct {
 	Compaction Compaction           `json:"compaction,omitzero"`
 	// Notify lists where requests that wait for a person are announced (webhooks, ntfy, ...).
 	Notify []NotifyTarget `json:"notify,omitempty"`
+	// Sandbox confines the agent's commands; the user's files set it, a project only tightens it.
+	Sandbox Sandbox `json:"-"`
 
 	// Untrusted, when set, says what the project's own file asked for and was refused because the
 	// user has not trusted the directory (`tandem trust DIR`).

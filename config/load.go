@@ -418,6 +418,19 @@ func (l *Loader) merge(files []layer) (Config, error) {
 	// configuration of this project.
 	delete(merged, "trust")
 	delete(shown, "trust")
+	// "sandbox" is the user's; the document shows what is in effect.
+	sb, err := sandboxSetting(files, UserDir(l.env))
+	if err != nil {
+		return Config{}, err
+	}
+	if _, set := merged["sandbox"]; set {
+		doc := map[string]any{"mode": string(sb.Mode), "network": sb.Network, "mcp": sb.MCP}
+		if len(sb.Writable) > 0 {
+			doc["writable"] = sb.Writable
+		}
+		merged["sandbox"] = doc
+		shown["sandbox"] = doc
+	}
 	// Written in the files' order: permission rules are read in order, and the last match wins.
 	doc, err := marshalOrdered(merged, order)
 	if err != nil {
@@ -440,6 +453,7 @@ func (l *Loader) merge(files []layer) (Config, error) {
 	}
 	cfg.Document, cfg.Shown = doc, shownDoc
 	cfg.StoredKeys = stored
+	cfg.Sandbox = sb
 	cfg.Untrusted = untrustedReport(l.dir, files)
 	if cfg.Untrusted != nil {
 		if cfg.Document, err = untrustedDocument(doc, cfg.Untrusted); err != nil {

@@ -82,9 +82,9 @@ func (l *Loader) ignoreUnknownModels(layers []layer, cfg Config) bool {
 }
 
 // A project file may always tighten: these keys it keeps while untrusted. permission keeps only its
-// deny rules; everything else (providers and their URLs, MCP servers that start processes or contact
+// deny rules; sandbox can only tighten wherever it comes from (sandboxSetting); everything else (providers and their URLs, MCP servers that start processes or contact
 // URLs, agents, server settings, ask/allow rules) waits for `tandem trust DIR`.
-var untrustedKeys = []string{"$schema", "model", "small_model", "username", "permission"}
+var untrustedKeys = []string{"$schema", "model", "small_model", "username", "permission", "sandbox"}
 
 // trustList reads the "trust" directories from the user's layers.
 func trustList(layers []layer) []string {

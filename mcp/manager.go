@@ -36,6 +36,7 @@ import (
 	"tandem/id"
 	"tandem/pending"
 	"tandem/process"
+	"tandem/sandbox"
 	"tandem/store"
 )
 
@@ -67,6 +68,9 @@ type Options struct {
 	// Version is the client version announced to servers.
 	Version string
 	Logger  *slog.Logger
+	// Sandbox, when set, confines the local servers as the agent's commands are (the user's
+	// "sandbox": {"mcp": true}); each may write its working directory and the temp directory.
+	Sandbox *sandbox.Policy
 }
 
 // Manager owns the MCP servers and their pending elicitations.
@@ -576,11 +580,19 @@ func (m *Manager) dial(ctx context.Context, s *server) (*conn, error) {
 	var transport sdk.Transport
 	switch s.cfg.Type {
 	case "local":
-		cmd := exec.Command(s.cfg.Command[0], s.cfg.Command[1:]...)
-		cmd.Dir = s.cfg.Cwd
-		if cmd.Dir == "" {
-			cmd.Dir = m.opts.Directory
+		dir := s.cfg.Cwd
+		if dir == "" {
+			dir = m.opts.Directory
 		}
+		cmd := exec.Command(s.cfg.Command[0], s.cfg.Command[1:]...)
+		if sb := m.opts.Sandbox; sb != nil {
+			var err error
+			if cmd, err = sb.Command([]string{dir}, s.cfg.Command[0], s.cfg.Command[1:]...); err != nil {
+				cancel()
+				return nil, err
+			}
+		}
+		cmd.Dir = dir
 		cmd.Env = os.Environ()
 		for k, v := range s.cfg.Environment {
 			cmd.Env = append(cmd.Env, k+"="+v)

@@ -15,11 +15,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"tandem/sandbox"
 )
 
 // The test binary doubles as a stdio MCP server: run with TANDEM_MCP_TEST_SERVER=stdio it serves
 // newTestServer on stdin/stdout instead of running tests, so the manager starts a real child process.
 func TestMain(m *testing.M) {
+	sandbox.Main() // a confined server starts as the sandbox helper, which then execs it
 	if os.Getenv("TANDEM_MCP_TEST_SERVER") == "stdio" {
 		if f := os.Getenv("TANDEM_MCP_PIDFILE"); f != "" {
 			_ = os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o600)
@@ -107,6 +110,15 @@ func newTestServer() *sdk.Server {
 				return text("new tool"), nil
 			})
 			return text("added " + in.Name), nil
+		})
+	s.AddTool(&sdk.Tool{Name: "write_file", Description: "Writes a file and says whether it could.", InputSchema: objectSchema},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var in struct{ Path string }
+			_ = json.Unmarshal(req.Params.Arguments, &in)
+			if err := os.WriteFile(in.Path, []byte("x"), 0o600); err != nil {
+				return text("not written: " + err.Error()), nil
+			}
+			return text("written"), nil
 		})
 	s.AddTool(&sdk.Tool{Name: "fail", Description: "Always fails.", InputSchema: objectSchema},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

@@ -8,6 +8,7 @@ import (
 	"tandem/config"
 	"tandem/errs"
 	"tandem/provider"
+	"tandem/sandbox"
 )
 
 // Configuration serves the config file and the providers it configures.
@@ -22,6 +23,8 @@ type Configuration struct {
 	SetKey func(providerID, key string, metadata map[string]string) error
 	// RemoveKey deletes a provider's stored API key.
 	RemoveKey func(providerID string) error
+	// Sandbox confines the agent's commands; GET /config reports what the kernel enforces of it.
+	Sandbox *sandbox.Policy
 }
 
 // AuthPath names a provider in PUT and DELETE /auth/{providerID}.
@@ -70,8 +73,9 @@ func (cf *Configuration) Ops() []Op {
 			if err != nil {
 				return nil, err
 			}
-			return document(cfg), nil
-		}).doc("The merged configuration (user file, project file, environment), unknown keys included. A value written as {env:VAR} is shown in that form, never expanded; API keys, provider, MCP and notify headers, MCP environment variables and notify secrets and tokens are masked."),
+			return cf.withSandboxStatus(document(cfg)), nil
+		}).doc("The merged configuration (user file, project file, environment), unknown keys included. A value written as {env:VAR} is shown in that form, never expanded; API keys, provider, MCP and notify headers, MCP environment variables and notify secrets and tokens are masked. " +
+			"sandbox_status says what the kernel enforces of the sandbox setting (mode, network, enforced, mechanism, abi, reason)."),
 		op(http.MethodPatch, "/config", "config.update", "Update configuration", func(c *Call, in *json.RawMessage) (json.RawMessage, error) {
 			cfg, err := cf.Patch(c.Dir, *in)
 			if err != nil {
@@ -192,4 +196,26 @@ func maskSecret(s string) string {
 		return "********"
 	}
 	return s[:4] + "…" + s[len(s)-2:]
+}
+
+// withSandboxStatus adds what the kernel enforces of the sandbox setting: where it cannot (no
+// Landlock, not Linux), a client shows that every command is asked for.
+func (cf *Configuration) withSandboxStatus(doc json.RawMessage) json.RawMessage {
+	if cf.Sandbox == nil {
+		return doc
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return doc
+	}
+	st, err := json.Marshal(cf.Sandbox.Status())
+	if err != nil {
+		return doc
+	}
+	m["sandbox_status"] = st
+	out, err := json.Marshal(m)
+	if err != nil {
+		return doc
+	}
+	return out
 }

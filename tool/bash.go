@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,6 +71,7 @@ func (*Bash) Parameters() json.RawMessage {
 
 func (b *Bash) Run(ctx context.Context, call *Call) (Result, error) {
 	opts := b.opts.withDefaults()
+	call = guard(call, opts)
 	var in bashInput
 	if err := decodeInput("bash", call.Input, &in); err != nil {
 		return Result{}, err
@@ -165,7 +165,12 @@ func runCommand(ctx context.Context, call *Call, opts Options, in bashInput, cwd
 	if err != nil {
 		return Result{}, err
 	}
-	cmd := exec.Command(opts.Shell.Path, opts.Shell.Args(in.Command)...)
+	cmd, err := opts.command(ctx, call, opts.Shell.Path, opts.Shell.Args(in.Command)...)
+	if err != nil {
+		_ = r.Close()
+		_ = w.Close()
+		return Result{}, err
+	}
 	cmd.Env = opts.Shell.Env(os.Environ())
 	cmd.Dir = cwd
 	cmd.Stdout = w
@@ -283,6 +288,10 @@ wait:
 		notes = append(notes, fmt.Sprintf("(Command was terminated by %s)", signalName(state)))
 	case state.ExitCode() != 0:
 		notes = append(notes, fmt.Sprintf("(Command exited with code %d)", state.ExitCode()))
+	}
+	if note := opts.refusalNote(call, text); note != "" {
+		notes = append(notes, note)
+		meta["sandboxRefused"] = true
 	}
 	res.Output = text
 	if len(notes) > 0 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tandem/bashcmd"
+	"tandem/sandbox"
 )
 
 // Tool is one capability the model can call by name.
@@ -143,6 +144,8 @@ type Options struct {
 	OutputLimit    int           // bytes of bash output kept (head and tail), default 50 KiB
 	// Shell runs every command and is the dialect it is judged in; default bashcmd.FindShell().
 	Shell bashcmd.Shell
+	// Sandbox confines every command the bash tool runs; nil runs them unconfined.
+	Sandbox *sandbox.Policy
 }
 
 func (o Options) withDefaults() Options {

@@ -12,9 +12,13 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"tandem/sandbox"
 )
 
+// TestMain lets this test binary serve as the sandbox helper, as the tandem binary does.
 func TestMain(m *testing.M) {
+	sandbox.Main()
 	goleak.VerifyTestMain(m)
 }
 

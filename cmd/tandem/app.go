@@ -35,6 +35,7 @@ import (
 	"tandem/pty"
 	"tandem/question"
 	"tandem/routes"
+	"tandem/sandbox"
 	"tandem/server"
 	"tandem/session"
 	"tandem/snapshot"
@@ -89,6 +90,9 @@ type Main struct {
 	snaps       *snapshot.Store
 	lease       lease.Lease            // held from before the store opens until after it closes
 	webBase     atomic.Pointer[string] // the server's URL once it listens, for links in notifications
+
+	// sandboxStatus is what the kernel enforces of the sandbox setting, for the banner.
+	sandboxStatus sandbox.Status
 }
 
 // webURL is the server's own address, for the links in notifications ("" before it listens).
@@ -128,6 +132,7 @@ type services struct {
 	push      *webpush.Service
 	env       func(string) string
 	log       *slog.Logger
+	sandbox   *sandbox.Policy // confines the agent's commands
 }
 
 func (s services) api() *routes.API {
@@ -147,14 +152,14 @@ func (s services) api() *routes.API {
 			&routes.Shares{Service: s.sessions},
 			&routes.Permissions{Service: s.perms, ProjectID: grantScope},
 			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry,
-				SetKey: s.runtime.SetKey, RemoveKey: s.runtime.RemoveKey},
+				SetKey: s.runtime.SetKey, RemoveKey: s.runtime.RemoveKey, Sandbox: s.sandbox},
 			&routes.Questions{Service: s.questions},
 			&routes.MCP{Manager: s.mcp, Sessions: s.sessions},
 			&routes.MCPServer{Handler: s.mcpHTTP},
 			&routes.ACPServer{Handler: s.acpHTTP},
 			&routes.Ptys{Manager: s.ptys},
 			&routes.Probes{},
-			&routes.Commands{Service: &command.Service{Config: s.runtime.Load, Env: s.env, Sessions: s.sessions, Bus: s.bus, Logger: s.log}},
+			&routes.Commands{Service: &command.Service{Config: s.runtime.Load, Env: s.env, Sessions: s.sessions, Bus: s.bus, Logger: s.log, Sandbox: s.sandbox}},
 			&routes.Tools{All: s.tools},
 			&routes.Files{Index: s.fileIndex, ProjectID: projectID},
 			&routes.Push{Service: s.push, Permissions: s.perms},
@@ -256,9 +261,15 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.runtime.notify = func(c config.Config) {
 		m.notify.SetTargets(notifyTargets(c.Notify, m.notify, m.push, m.push.Subscribed()))
 	}
+	sb := sandboxPolicy(cfg.Sandbox, o)
+	m.sandbox, m.sandboxStatus = &sb, logSandbox(o.Logger, sb, dir)
+	var mcpSandbox *sandbox.Policy
+	if cfg.Sandbox.MCP {
+		mcpSandbox = m.sandbox
+	}
 	m.questions = question.New(question.Options{Bus: m.bus, DB: m.db, Timeout: pcfg.Timeout, Logger: o.Logger})
-	m.mcp = mcp.New(ctx, mcp.Options{Bus: m.bus, DB: m.db, Added: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger})
-	builtins := tool.Builtins(tool.Options{})
+	m.mcp = mcp.New(ctx, mcp.Options{Bus: m.bus, DB: m.db, Added: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger, Sandbox: mcpSandbox})
+	builtins := tool.Builtins(tool.Options{Sandbox: m.sandbox})
 	m.tools = func() []tool.Tool {
 		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
 	}
@@ -445,6 +456,7 @@ func (m *Main) Announce(w io.Writer) {
 	default:
 		fmt.Fprintf(w, "  try: curl -u \"%s:$TANDEM_SERVER_PASSWORD\" %ssession\n", m.Username(), m.URL())
 	}
+	fmt.Fprintf(w, "  sandbox: %s\n", m.sandboxStatus)
 }
 
 // OpenBrowser opens the UI with a one-time login link (or prints it).

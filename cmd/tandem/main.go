@@ -11,12 +11,16 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"tandem/sandbox"
 )
 
 // version is stamped by the release build (-ldflags "-X main.version=...").
 var version = "0.1.0-dev"
 
 func main() {
+	// A command the agent runs starts as this binary, which confines itself and execs it.
+	sandbox.Main()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCommand().ExecuteContext(ctx); err != nil {

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"tandem/sandbox"
 )
 
 // builtBinary is the real tandem binary, built once for the whole test run (TestMain removes it).
@@ -42,6 +44,8 @@ var sharedBinary = sync.OnceValues(func() (string, error) {
 })
 
 func TestMain(m *testing.M) {
+	// This test binary is the sandbox helper of the servers the tests start in this process.
+	sandbox.Main()
 	code := m.Run()
 	os.RemoveAll(binaryDir)
 	os.Exit(code)

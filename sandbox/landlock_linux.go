@@ -1,0 +1,172 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// kernelABI is the running kernel's Landlock ABI version; 0 when Landlock is missing or disabled.
+func kernelABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+func unsupported() string {
+	return "this Linux kernel has no Landlock (it needs 5.13 or later with the landlock LSM enabled)"
+}
+
+// self is the binary the helper runs from. /proc/self/exe still works when the file was replaced
+// or removed by an upgrade while tandem runs.
+func self() (string, error) {
+	if _, err := os.Stat("/proc/self/exe"); err == nil {
+		return "/proc/self/exe", nil
+	}
+	return os.Executable()
+}
+
+// configs are go-landlock's configurations by ABI version; the kernel's own version is used as is,
+// so nothing is silently downgraded (no BestEffort).
+var configs = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
+
+// devices may be opened for writing in every confined mode: what ordinary commands need.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+
+// exec restricts this process (the helper) and replaces it with argv. It returns only on failure.
+func (s spec) exec(argv []string) error {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	abi := kernelABI()
+	if abi == 0 {
+		return errors.New(unsupported())
+	}
+	cfg := configs[min(abi, len(configs))-1]
+	cfg.Scoped = 0 // signals and abstract sockets stay as they are: the policy is about files
+	// Without "network": "deny" the network is not handled. Below ABI 4 it cannot be: Status
+	// reported the network as not enforced, so a person was asked for the command, and its files
+	// are still confined.
+	if !s.DenyNetwork {
+		cfg.HandledAccessNet = 0
+	}
+	fd, flags, err := cfg.NewRulesetFD(s.rules(cfg)...)
+	if err != nil {
+		return err
+	}
+	// The restriction applies to this thread; execve keeps it for the new program, and the other
+	// threads of the helper end with the exec.
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	_ = unix.Close(fd)
+	return syscall.Exec(path, argv, os.Environ())
+}
+
+// rules grants reading everywhere, writing the writable directories (minus the protected ones),
+// and the devices commands need.
+func (s spec) rules(cfg landlock.Config) []landlock.Rule {
+	handled := cfg.HandledAccessFS
+	rules := []landlock.Rule{landlock.RODirs("/")}
+	if handled&ll.AccessFSResolveUnix != 0 && !s.DenyNetwork {
+		// Unix sockets (an ssh agent, docker) are connected to as before unless the network is denied.
+		rules = append(rules, landlock.PathAccess(ll.AccessFSResolveUnix, "/"))
+	}
+	if handled&ll.AccessFSIoctlDev != 0 {
+		rules = append(rules, landlock.PathAccess(ll.AccessFSIoctlDev, "/dev"))
+	}
+	fileRW := (ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate) & handled
+	rules = append(rules, landlock.PathAccess(fileRW, devices...).IgnoreIfMissing())
+
+	roots := []string{s.Temp, "/dev/shm"}
+	if s.Mode == WorkspaceWrite {
+		roots = append(roots, s.Write...)
+	}
+	protected := make([]string, 0, len(s.Protected))
+	for _, p := range s.Protected {
+		protected = append(protected, resolve(p))
+	}
+	var dirs, files []string
+	for _, root := range roots {
+		d, f := carve(resolve(root), protected)
+		dirs, files = append(dirs, d...), append(files, f...)
+	}
+	if len(dirs) > 0 {
+		dirRule := landlock.RWDirs(dirs...)
+		if handled&ll.AccessFSRefer != 0 {
+			dirRule = dirRule.WithRefer() // mv between directories of the project
+		}
+		rules = append(rules, dirRule.IgnoreIfMissing())
+	}
+	if len(files) > 0 {
+		rules = append(rules, landlock.PathAccess(fileRW, files...).IgnoreIfMissing())
+	}
+	return rules
+}
+
+// resolve is p cleaned with its symlinks evaluated where it exists.
+func resolve(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// carve returns what may be written of root: root itself when no protected directory lies inside
+// it; otherwise each of its entries but the one leading to a protected directory (recursively), so
+// that everything around tandem's data stays writable. Landlock grants whole hierarchies, so new
+// files directly in root (or in a directory on the way) cannot be created then; existing files
+// there can be written. A root inside a protected directory is not writable at all. Symbolic links
+// get no rule: a write through one is judged where it lands.
+func carve(root string, protected []string) (dirs, files []string) {
+	inside := false
+	for _, p := range protected {
+		if within(p, root) {
+			return nil, nil
+		}
+		if within(root, p) {
+			inside = true
+		}
+	}
+	if !inside {
+		return []string{root}, nil
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, nil
+	}
+	for _, e := range entries {
+		p := filepath.Join(root, e.Name())
+		switch {
+		case slices.ContainsFunc(protected, func(pr string) bool { return within(pr, p) }):
+		case e.IsDir():
+			d, f := carve(p, protected)
+			dirs, files = append(dirs, d...), append(files, f...)
+		case e.Type().IsRegular():
+			files = append(files, p)
+		}
+	}
+	return dirs, files
+}
+
+// canWrite asks the kernel whether this (unconfined) process may write p.
+func canWrite(p string) bool { return unix.Access(p, unix.W_OK) == nil }
