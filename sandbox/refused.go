@@ -28,7 +28,11 @@ func (p Policy) Refused(output string, writable []string) []string {
 		if !strings.Contains(line, "Permission denied") && !strings.Contains(line, "Operation not permitted") {
 			continue
 		}
-		for _, field := range strings.FieldsFunc(line, func(r rune) bool { return r == '\'' || r == '"' || r == '`' || r == ' ' || r == '\t' }) {
+		fields := strings.FieldsFunc(line, func(r rune) bool { return r == '\'' || r == '"' || r == '`' || r == ' ' || r == '\t' })
+		for i, field := range fields {
+			if i == 0 && strings.HasSuffix(field, ":") && slices.ContainsFunc(fields[1:], func(f string) bool { return filepath.IsAbs(f) }) {
+				continue // the program that reports ("/usr/bin/bash: line 1: /x: …"), not what it was refused
+			}
 			field = strings.TrimRight(field, ":,)\n")
 			if !filepath.IsAbs(field) {
 				continue

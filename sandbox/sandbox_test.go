@@ -189,6 +189,8 @@ func TestRefusedNamesThePathsOutsideWhatWasWritable(t *testing.T) {
 		{"cp's message", "cp: cannot create regular file '" + out + "': Permission denied\n", []string{out}, ""},
 		{"tee's message", "tee: " + out + ": Permission denied\n", []string{out}, ""},
 		{"dash's redirection", "sh: 1: cannot create " + out + ": Permission denied\n", []string{out}, ""},
+		{"bash's redirection names bash by its path first", "/usr/bin/bash: line 1: " + out + ": Permission denied\n", []string{out}, ""},
+		{"a message that starts with the refused path", out + ": Permission denied\n", []string{out}, ""},
 		{"the data directory", "touch: cannot touch '" + filepath.Join(l.data, "db") + "': Permission denied\n", []string{filepath.Join(l.data, "db")}, ""},
 		{"the data directory inside an approved one", "touch: cannot touch '" + filepath.Join(l.data, "db") + "': Permission denied\n", []string{filepath.Join(l.data, "db")}, l.home},
 		{"a path inside the project is not the sandbox's", "cp: cannot create regular file '" + filepath.Join(l.project, "ro") + "': Permission denied\n", nil, ""},

@@ -56,6 +56,15 @@ func (g *sandboxGate) Check(ctx context.Context, ask Ask) error {
 			g.approved = append(g.approved, dir)
 		}
 	}
+	// A redirection's target outside the project is approved within the bash request itself.
+	for _, n := range ask.With {
+		if n.Permission != "external_directory" {
+			continue
+		}
+		if dir := strings.TrimSuffix(n.Pattern, "/*"); dir != n.Pattern && filepath.IsAbs(dir) {
+			g.approved = append(g.approved, filepath.FromSlash(dir))
+		}
+	}
 	return nil
 }
 
