@@ -112,7 +112,8 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 	if r.ProtoMajor == 1 {
 		if conn, brw, err := http.NewResponseController(w).Hijack(); err == nil {
 			sw.conn = conn
-			sw.header = responseHead(w.Header())
+			sw.chunked = r.ProtoAtLeast(1, 1)
+			sw.header = responseHead(w.Header(), sw.chunked)
 			e.streams.Add(1)
 			go func() {
 				defer e.streams.Done()
@@ -248,11 +249,12 @@ func (c *cutStreams) take(who string, now time.Time) string {
 	return v.cursor
 }
 
-// responseHead is the status line and headers of a hijacked stream. The body is chunked, as
-// net/http would send it, and without "Connection: close": clients (undici, the OpenCode SDK) then
-// tell a clean end (the terminating chunk, written at shutdown) from a dropped connection, after
-// which they reconnect and replay.
-func responseHead(h http.Header) []byte {
+// responseHead is the status line and headers of a hijacked stream. For HTTP/1.1 the body is
+// chunked, as net/http would send it, and without "Connection: close": clients (undici, the OpenCode
+// SDK) then tell a clean end (the terminating chunk, written at shutdown) from a dropped connection,
+// after which they reconnect and replay. HTTP/1.0 has no chunked encoding (RFC 9112 forbids it):
+// there the body ends when the connection closes, as nginx's default proxy_http_version 1.0 expects.
+func responseHead(h http.Header, chunked bool) []byte {
 	var b []byte
 	b = append(b, "HTTP/1.1 200 OK\r\n"...)
 	for k, vs := range h {
@@ -263,8 +265,10 @@ func responseHead(h http.Header) []byte {
 			b = append(b, "\r\n"...)
 		}
 	}
-	b = append(b, "Transfer-Encoding: chunked\r\n\r\n"...)
-	return b
+	if chunked {
+		return append(b, "Transfer-Encoding: chunked\r\n\r\n"...)
+	}
+	return append(b, "Connection: close\r\n\r\n"...)
 }
 
 func (e *Events) heartbeat() time.Duration {
@@ -288,8 +292,9 @@ type sseWriter struct {
 	global  bool
 	timeout time.Duration
 
-	conn   net.Conn // hijacked
-	header []byte   // the response head, written with the first frames
+	conn    net.Conn // hijacked
+	chunked bool     // the hijacked body is chunked (HTTP/1.1); else it ends with the connection
+	header  []byte   // the response head, written with the first frames
 
 	w  http.ResponseWriter // fallback
 	rc *http.ResponseController
@@ -327,9 +332,10 @@ func (s *sseWriter) synthetic(cursor, typ string, props map[string]any) {
 	s.frame(cursor, payload)
 }
 
-// end finishes a chunked body cleanly (the fallback path's net/http does this itself).
+// end finishes a chunked body cleanly (the fallback path's net/http does this itself); a
+// close-delimited one ends when the connection closes.
 func (s *sseWriter) end() {
-	if s.conn != nil && s.err == nil {
+	if s.conn != nil && s.chunked && s.err == nil {
 		_ = s.conn.SetWriteDeadline(time.Now().Add(s.timeout))
 		_, s.err = s.conn.Write([]byte("0\r\n\r\n"))
 	}
@@ -348,7 +354,9 @@ func (s *sseWriter) flush() error {
 		out := make([]byte, 0, len(s.header)+len(s.buf)+16)
 		out = append(out, s.header...)
 		s.header = nil
-		if len(s.buf) > 0 {
+		if !s.chunked {
+			out = append(out, s.buf...)
+		} else if len(s.buf) > 0 {
 			out = strconv.AppendInt(out, int64(len(s.buf)), 16)
 			out = append(out, "\r\n"...)
 			out = append(out, s.buf...)
