@@ -121,6 +121,11 @@ func (a *Agent) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Init
 	}, nil
 }
 
+// Logout has nothing to forget: tandem keeps no login of the editor's.
+func (a *Agent) Logout(context.Context, acp.LogoutRequest) (acp.LogoutResponse, error) {
+	return acp.LogoutResponse{}, nil
+}
+
 // Authenticate is not needed: the editor starts tandem, which has its own credentials.
 func (a *Agent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
 	return acp.AuthenticateResponse{}, nil
@@ -154,11 +159,11 @@ func (a *Agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 		return acp.NewSessionResponse{}, err
 	}
 	as := a.open(s, c)
-	modes, models, options, err := a.state(ctx, as)
+	modes, options, err := a.state(ctx, as)
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
-	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID), Modes: modes, Models: models, ConfigOptions: options}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID), Modes: modes, ConfigOptions: options}, nil
 }
 
 // LoadSession replays a stored session's history as session/update notifications, then answers.
@@ -188,11 +193,11 @@ func (a *Agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 	if err := r.replay(ctx, msgs); err != nil {
 		return acp.LoadSessionResponse{}, err
 	}
-	modes, models, options, err := a.state(ctx, as)
+	modes, options, err := a.state(ctx, as)
 	if err != nil {
 		return acp.LoadSessionResponse{}, err
 	}
-	return acp.LoadSessionResponse{Modes: modes, Models: models, ConfigOptions: options}, nil
+	return acp.LoadSessionResponse{Modes: modes, ConfigOptions: options}, nil
 }
 
 // ListSessions lists the sessions of a directory, newest first.
@@ -317,11 +322,16 @@ func headers(hs []acp.HttpHeader) map[string]string {
 	return out
 }
 
-// state is the session's modes (tandem's primary agents), models, and both again as config options.
-func (a *Agent) state(ctx context.Context, as *acpSession) (*acp.SessionModeState, *acp.SessionModelState, []acp.SessionConfigOption, error) {
+// modelChoice is one model the session can switch to, as "provider/model" and a name to show.
+type modelChoice struct{ id, name string }
+
+// state is the session's modes (tandem's primary agents), and the modes and models as config
+// options: protocol version 1 chooses the model through its config option (session/set_model and
+// the models field were dropped from the schema).
+func (a *Agent) state(ctx context.Context, as *acpSession) (*acp.SessionModeState, []acp.SessionConfigOption, error) {
 	agents, err := as.c.Agents(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	modes := &acp.SessionModeState{CurrentModeId: acp.SessionModeId(as.agent), AvailableModes: []acp.SessionMode{}}
 	for _, ag := range agents {
@@ -336,9 +346,9 @@ func (a *Agent) state(ctx context.Context, as *acpSession) (*acp.SessionModeStat
 	}
 	providers, err := as.c.Providers(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	models := &acp.SessionModelState{AvailableModels: []acp.ModelInfo{}}
+	var models []modelChoice
 	for _, p := range providers.Providers {
 		ids := make([]string, 0, len(p.Models))
 		for id := range p.Models {
@@ -350,7 +360,7 @@ func (a *Agent) state(ctx context.Context, as *acpSession) (*acp.SessionModeStat
 			if name == "" {
 				name = id
 			}
-			models.AvailableModels = append(models.AvailableModels, acp.ModelInfo{ModelId: acp.ModelId(p.ID + "/" + id), Name: p.Name + ": " + name})
+			models = append(models, modelChoice{id: p.ID + "/" + id, name: p.Name + ": " + name})
 		}
 	}
 	if as.model == nil {
@@ -361,29 +371,30 @@ func (a *Agent) state(ctx context.Context, as *acpSession) (*acp.SessionModeStat
 			}
 		}
 	}
+	current := ""
 	if as.model != nil {
-		models.CurrentModelId = acp.ModelId(as.model.ProviderID + "/" + as.model.ModelID)
+		current = as.model.ProviderID + "/" + as.model.ModelID
 	}
-	return modes, models, configOptions(modes, models), nil
+	return modes, configOptions(modes, models, current), nil
 }
 
 // configOptions are the mode and model selectors as session config options (the stable form of
 // model selection in protocol version 1).
-func configOptions(modes *acp.SessionModeState, models *acp.SessionModelState) []acp.SessionConfigOption {
+func configOptions(modes *acp.SessionModeState, models []modelChoice, currentModel string) []acp.SessionConfigOption {
 	modeOpts := acp.SessionConfigSelectOptionsUngrouped{}
 	for _, m := range modes.AvailableModes {
 		modeOpts = append(modeOpts, acp.SessionConfigSelectOption{Value: acp.SessionConfigValueId(m.Id), Name: m.Name, Description: m.Description})
 	}
 	modelOpts := acp.SessionConfigSelectOptionsUngrouped{}
-	for _, m := range models.AvailableModels {
-		modelOpts = append(modelOpts, acp.SessionConfigSelectOption{Value: acp.SessionConfigValueId(m.ModelId), Name: m.Name})
+	for _, m := range models {
+		modelOpts = append(modelOpts, acp.SessionConfigSelectOption{Value: acp.SessionConfigValueId(m.id), Name: m.name})
 	}
 	modeCat, modelCat := acp.SessionConfigOptionCategoryMode, acp.SessionConfigOptionCategoryModel
 	out := []acp.SessionConfigOption{{Select: &acp.SessionConfigOptionSelect{Type: "select", Id: "mode", Name: "Agent", Category: &modeCat,
 		CurrentValue: acp.SessionConfigValueId(modes.CurrentModeId), Options: acp.SessionConfigSelectOptions{Ungrouped: &modeOpts}}}}
 	if len(modelOpts) > 0 {
 		out = append(out, acp.SessionConfigOption{Select: &acp.SessionConfigOptionSelect{Type: "select", Id: "model", Name: "Model", Category: &modelCat,
-			CurrentValue: acp.SessionConfigValueId(models.CurrentModelId), Options: acp.SessionConfigSelectOptions{Ungrouped: &modelOpts}}})
+			CurrentValue: acp.SessionConfigValueId(currentModel), Options: acp.SessionConfigSelectOptions{Ungrouped: &modelOpts}}})
 	}
 	return out
 }
@@ -401,7 +412,7 @@ func (a *Agent) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest)
 }
 
 func (a *Agent) setMode(ctx context.Context, as *acpSession, mode string) error {
-	modes, _, _, err := a.state(ctx, as)
+	modes, _, err := a.state(ctx, as)
 	if err != nil {
 		return err
 	}
@@ -412,15 +423,6 @@ func (a *Agent) setMode(ctx context.Context, as *acpSession, mode string) error 
 	as.agent = mode
 	as.mu.Unlock()
 	return nil
-}
-
-// UnstableSetSessionModel switches the model of the next prompts (session/set_model).
-func (a *Agent) UnstableSetSessionModel(_ context.Context, p acp.UnstableSetSessionModelRequest) (acp.UnstableSetSessionModelResponse, error) {
-	as, err := a.session(p.SessionId)
-	if err != nil {
-		return acp.UnstableSetSessionModelResponse{}, err
-	}
-	return acp.UnstableSetSessionModelResponse{}, as.setModel(string(p.ModelId))
 }
 
 func (as *acpSession) setModel(id string) error {
@@ -455,7 +457,7 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p acp.SetSessionConf
 	if err != nil {
 		return acp.SetSessionConfigOptionResponse{}, err
 	}
-	_, _, options, err := a.state(ctx, as)
+	_, options, err := a.state(ctx, as)
 	return acp.SetSessionConfigOptionResponse{ConfigOptions: options}, err
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"tandem/errs"
 	mcpclient "tandem/mcp"
 	"tandem/pending"
 	"tandem/permission"
@@ -60,6 +61,7 @@ type backgroundTurn struct {
 	done  chan struct{}
 	reply session.WithParts
 	err   error
+	led   *ledger // what the turn asked, across its rounds
 }
 
 // roundState is what requestState carries between rounds.
@@ -110,13 +112,28 @@ func (s *Server) startBackground(ctx context.Context, sid string, in session.Pro
 			return fmt.Errorf("session %s: a turn started over MCP is still waiting for input; answer it (call again with its requestState) first", sid)
 		}
 	}
-	t := &backgroundTurn{done: make(chan struct{})}
+	led, stop, err := s.follow(sid)
+	if err != nil {
+		return err
+	}
+	t := &backgroundTurn{done: make(chan struct{}), led: led}
 	s.rt.turns[sid] = t
 	go func() {
 		defer close(t.done)
 		t.reply, t.err = s.o.Sessions.Prompt(context.WithoutCancel(ctx), sid, in)
+		stop()
 	}()
 	return nil
+}
+
+// noteReason tells the ledger of the session's background turn why this server ends request id.
+func (s *Server) noteReason(sid, id, why string) {
+	s.rt.mu.Lock()
+	t, ok := s.rt.turns[sid]
+	s.rt.mu.Unlock()
+	if ok {
+		t.led.reason(id, why)
+	}
 }
 
 // resumeRound applies a retry's answers and returns the session whose turn goes on.
@@ -142,9 +159,17 @@ func (s *Server) resumeRound(req *mcp.CallToolRequest) (string, error) {
 			if q.SessionID != st.SessionID {
 				return "", fmt.Errorf("inputResponses[%q]: not a request of session %s", id, st.SessionID)
 			}
-			if res.Action == "accept" {
-				err = s.o.Questions.Reply(id, questionAnswers(q, res.Content), who)
-			} else {
+			answers, why := questionReply(q, res)
+			if answers != nil {
+				err = s.o.Questions.Reply(id, answers, who)
+			}
+			if answers == nil || errs.Is(err, errs.Invalid) {
+				if errs.Is(err, errs.Invalid) {
+					why = "the client's answer was refused (" + err.Error() + "): rejected"
+				}
+				if why != "" {
+					s.noteReason(st.SessionID, id, why)
+				}
 				err = s.o.Questions.Reject(id, who)
 			}
 		} else {
@@ -185,14 +210,14 @@ func (s *Server) awaitRound(ctx context.Context, req *mcp.CallToolRequest, sid s
 	if !ok {
 		return nil, Result{}, fmt.Errorf("session %s has no turn waiting for input (it ended, or the server restarted); continue it with tandem-reply", sid)
 	}
-	w := &watcher{s: s, req: req, sid: sid, elicit: canElicit(req), rounds: true, token: req.Params.GetProgressToken()}
+	w := &watcher{s: s, req: req, sid: sid, elicit: canElicit(req), rounds: true, token: req.Params.GetProgressToken(), led: t.led}
 	finish := func() (*mcp.CallToolResult, Result, error) {
 		s.rt.mu.Lock()
 		if s.rt.turns[sid] == t {
 			delete(s.rt.turns, sid)
 		}
 		s.rt.mu.Unlock()
-		return s.result(sid, t.reply, t.err, w.statement())
+		return s.result(sid, t.reply, t.err, t.led.statement(w.mode()), t.led.unansweredQuestions())
 	}
 	abort := func() (*mcp.CallToolResult, Result, error) {
 		// The client cancelled the call: the turn stops too, as in a single-round call.
@@ -255,6 +280,7 @@ func (s *Server) inputRequests(ctx context.Context, w *watcher) mcp.InputRequest
 	for _, r := range s.o.Permissions.List(w.sid, "") {
 		out[r.ID] = &mcp.ElicitParams{Meta: w.meta(), Message: describe(r, dir), RequestedSchema: approvalSchema(r)}
 		s.startDeadline(r.ID, func() {
+			w.cannot(r.ID, fmt.Sprintf("no answer within %s: rejected", s.o.Timeout))
 			_ = s.o.Permissions.Reply(r.ID, permission.Answer{Reply: permission.Reject, Message: fmt.Sprintf("no answer within %s; rejected", s.o.Timeout)}, pending.Who{Client: "mcp:timeout"})
 		})
 	}
@@ -264,7 +290,10 @@ func (s *Server) inputRequests(ctx context.Context, w *watcher) mcp.InputRequest
 				continue
 			}
 			out[q.ID] = &mcp.ElicitParams{Meta: w.meta(), Message: questionMessage(q), RequestedSchema: questionSchema(q)}
-			s.startDeadline(q.ID, func() { _ = s.o.Questions.Reject(q.ID, pending.Who{Client: "mcp:timeout"}) })
+			s.startDeadline(q.ID, func() {
+				w.cannot(q.ID, fmt.Sprintf("no answer within %s: rejected", s.o.Timeout))
+				_ = s.o.Questions.Reject(q.ID, pending.Who{Client: "mcp:timeout"})
+			})
 		}
 	}
 	if s.o.Elicitations != nil {

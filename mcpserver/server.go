@@ -181,9 +181,12 @@ type QueryInput struct {
 type Result struct {
 	SessionID string `json:"sessionId" jsonschema:"the tandem session; pass it to tandem-reply"`
 	Answer    string `json:"answer" jsonschema:"the agent's final text"`
-	Status    string `json:"status" jsonschema:"completed, error or aborted"`
+	Status    string `json:"status" jsonschema:"completed, unanswered (a question of this call got no answer), error or aborted"`
 	Error     string `json:"error,omitempty" jsonschema:"why the turn failed"`
-	Approvals string `json:"approvals" jsonschema:"how approvals were handled for this call"`
+	Approvals string `json:"approvals" jsonschema:"how this client answers approvals and questions, then each one this call asked and how it ended"`
+	// Unanswered are the questions the agent asked in this call that got no answer (the client could
+	// not or did not answer them): the turn stopped at the first, and tandem-reply can give the answer.
+	Unanswered []string `json:"unanswered,omitempty" jsonschema:"the agent's questions in this call that got no answer"`
 }
 
 // SessionsInput is the tandem-sessions tool's input.
@@ -335,15 +338,23 @@ func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, sid, prompt
 		}
 		return s.awaitRound(ctx, req, sid)
 	}
-	w := &watcher{s: s, req: req, sid: sid, elicit: canElicit(req), token: req.Params.GetProgressToken()}
+	led, done, err := s.follow(sid)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	defer done()
+	w := &watcher{s: s, req: req, sid: sid, elicit: canElicit(req), token: req.Params.GetProgressToken(), led: led}
 	sub, _, err := s.o.Bus.Subscribe("", waitsForAPerson)
 	if err != nil {
 		return nil, Result{}, err
 	}
-	defer w.watch(ctx, sub)()
+	stop := w.watch(ctx, sub)
+	defer stop()
 	w.progress(ctx, "turn started")
 
 	reply, err := s.o.Sessions.Prompt(ctx, sid, in)
+	stop()
+	done()
 	if ctx.Err() != nil {
 		// The client cancelled the tools/call: the turn stops too.
 		if _, aerr := s.o.Sessions.Abort(context.WithoutCancel(ctx), sid); aerr != nil {
@@ -351,7 +362,7 @@ func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, sid, prompt
 		}
 		return nil, Result{}, ctx.Err()
 	}
-	return s.result(sid, reply, err, w.statement())
+	return s.result(sid, reply, err, led.statement(w.mode()), led.unansweredQuestions())
 }
 
 // nextRound continues a multi-round-trip call: it applies the client's answers and waits again.
@@ -364,11 +375,14 @@ func (s *Server) nextRound(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 }
 
 // result is a finished turn as the tool's result: structured, and as text for older clients.
-func (s *Server) result(sid string, reply session.WithParts, err error, approvals string) (*mcp.CallToolResult, Result, error) {
+func (s *Server) result(sid string, reply session.WithParts, err error, approvals string, unanswered []string) (*mcp.CallToolResult, Result, error) {
 	if err != nil {
 		return nil, Result{}, err
 	}
-	res := Result{SessionID: sid, Approvals: approvals, Answer: answerOf(reply), Status: "completed"}
+	res := Result{SessionID: sid, Approvals: approvals, Answer: answerOf(reply), Status: "completed", Unanswered: unanswered}
+	if len(unanswered) > 0 {
+		res.Status = "unanswered"
+	}
 	if e := reply.Info.Error; e != nil {
 		res.Status = "error"
 		if e.Name == "MessageAbortedError" {
@@ -383,10 +397,14 @@ func (s *Server) result(sid string, reply session.WithParts, err error, approval
 	if res.Error != "" {
 		text = strings.TrimSpace(text + "\n\n" + res.Error)
 	}
+	if len(unanswered) > 0 {
+		text = strings.TrimSpace(text + "\n\nUnanswered: the agent asked " + strings.Join(unanswered, "; ") +
+			" and got no answer; its turn stopped there. Give the answer with tandem-reply.")
+	}
 	if text == "" {
 		text = "(no answer)"
 	}
-	text += "\n\nsessionId: " + sid + "\napprovals: " + res.Approvals
+	text += "\n\nsessionId: " + sid + "\nstatus: " + res.Status + "\napprovals: " + res.Approvals
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.Status == "error"}, res, nil
 }
 
@@ -419,6 +437,7 @@ type watcher struct {
 	token  any
 
 	rounds bool // a multi-round-trip client: approvals go back in input-required results
+	led    *ledger
 
 	mu      sync.Mutex
 	waiting map[string]context.CancelFunc // permission ID -> cancels its elicitation
@@ -426,20 +445,29 @@ type watcher struct {
 	wg      sync.WaitGroup
 }
 
-func (w *watcher) statement() string {
+// mode is how this client's approvals and questions are answered, the approvals field's first part;
+// the ledger adds what happened.
+func (w *watcher) mode() string {
 	if w.elicit && w.rounds {
-		return fmt.Sprintf("asked as input requests (multi-round-trip, %s) and in the pending list; unanswered after %s: rejected", multiRoundTripVersion, w.s.o.Timeout)
+		return fmt.Sprintf("asked as input requests (multi-round-trip, %s) and in the pending list, for up to %s each", multiRoundTripVersion, w.s.o.Timeout)
 	}
 	if w.elicit {
-		return fmt.Sprintf("asked through elicitation (and the pending list); unanswered after %s: rejected", w.s.o.Timeout)
+		return fmt.Sprintf("asked through elicitation and in the pending list, for up to %s each", w.s.o.Timeout)
 	}
 	switch w.s.o.Strategy {
 	case Wait:
-		return fmt.Sprintf("wait: this client cannot answer approvals; they wait in tandem's pending list (GET /permission) for up to %s, then are rejected", w.s.o.Timeout)
+		return fmt.Sprintf("wait: this client cannot answer; requests wait in tandem's pending list (GET /permission, GET /question) for up to %s", w.s.o.Timeout)
 	case AllowWithinRules:
-		return "allow-within-rules: this client cannot answer approvals; only what the permission rules allow runs, everything else is rejected"
+		return "allow-within-rules: this client cannot answer; only what the permission rules allow runs"
 	}
-	return "deny: this client cannot answer approvals; every approval is rejected unless answered first over REST/web"
+	return "deny: this client cannot answer; what needs an answer is rejected unless answered first over REST/web"
+}
+
+// cannot notes that this server ends request id itself, and why, for the ledger.
+func (w *watcher) cannot(id, why string) {
+	if w.led != nil {
+		w.led.reason(id, why)
+	}
 }
 
 type envelope struct {
@@ -646,6 +674,7 @@ func (w *watcher) approve(ctx context.Context, r permission.Request) {
 		case Wait:
 			<-ctx.Done()
 		default:
+			w.cannot(r.ID, "this client cannot answer approvals (strategy "+string(w.s.o.Strategy)+"): rejected")
 			answer(permission.Answer{Reply: permission.Reject, Message: "the MCP client cannot answer approvals (strategy " + string(w.s.o.Strategy) + ")"})
 			return
 		}
@@ -657,6 +686,7 @@ func (w *watcher) approve(ctx context.Context, r permission.Request) {
 			res, err := w.req.Session.Elicit(ctx, &mcp.ElicitParams{Meta: w.meta(), Message: msg, RequestedSchema: approvalSchema(r)})
 			if err != nil {
 				if ctx.Err() == nil {
+					w.cannot(r.ID, "it could not be asked ("+err.Error()+"): rejected")
 					answer(permission.Answer{Reply: permission.Reject, Message: "the approval could not be asked: " + err.Error()})
 					return
 				}
@@ -670,6 +700,7 @@ func (w *watcher) approve(ctx context.Context, r permission.Request) {
 				return
 			}
 			if attempt == maxApprovalAttempts {
+				w.cannot(r.ID, fmt.Sprintf("no valid answer in %d attempts: rejected", attempt))
 				answer(permission.Answer{Reply: permission.Reject, Message: fmt.Sprintf("the MCP client gave no valid answer in %d attempts (last: %v)", attempt, err)})
 				return
 			}
@@ -677,6 +708,7 @@ func (w *watcher) approve(ctx context.Context, r permission.Request) {
 		}
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		w.cannot(r.ID, fmt.Sprintf("no answer within %s: rejected", w.s.o.Timeout))
 		answer(permission.Answer{Reply: permission.Reject, Message: fmt.Sprintf("no answer within %s; rejected", w.s.o.Timeout)})
 	}
 }
@@ -791,33 +823,70 @@ func questionMessage(q question.Request) string {
 	return "tandem asks: " + strings.Join(msg, " / ")
 }
 
-// ask puts the agent's questions to the client as a form, or applies the strategy.
+// ask puts the agent's questions to the client as a form, or applies the strategy. A question the
+// client cannot answer is rejected, which ends the turn as a person's dismissal does, and the result
+// reports it unanswered; the agent never gets an empty answer.
 func (w *watcher) ask(ctx context.Context, q question.Request) {
 	w.progress(ctx, "question asked")
 	who := pending.Who{Client: "mcp:" + clientName(w.req)}
-	reject := func() {
+	reject := func(why string) {
+		if why != "" {
+			w.cannot(q.ID, why)
+		}
 		if err := w.s.o.Questions.Reject(q.ID, who); err != nil {
 			w.s.o.Logger.Debug("mcp: question reject", "id", q.ID, "err", err)
 		}
 	}
+	timedOut := fmt.Sprintf("no answer within %s: rejected", w.s.o.Timeout)
 	if !w.elicit {
 		if w.s.o.Strategy == Wait {
 			<-ctx.Done()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				reject()
+				reject(timedOut)
 			}
 			return
 		}
-		reject()
+		reject("this client cannot answer questions (strategy " + string(w.s.o.Strategy) + "): rejected")
 		return
 	}
 	res, err := w.req.Session.Elicit(ctx, &mcp.ElicitParams{Meta: w.meta(), Message: questionMessage(q), RequestedSchema: questionSchema(q)})
 	switch {
-	case err == nil && res.Action == "accept":
-		if err := w.s.o.Questions.Reply(q.ID, questionAnswers(q, res.Content), who); err != nil {
-			w.s.o.Logger.Debug("mcp: question reply", "id", q.ID, "err", err)
+	case err == nil:
+		answers, why := questionReply(q, res)
+		if why != "" {
+			reject(why)
+			return
 		}
-	case err == nil, ctx.Err() == nil, errors.Is(ctx.Err(), context.DeadlineExceeded):
-		reject()
+		if answers == nil {
+			reject("") // declined or cancelled in the client: the person dismissed it
+			return
+		}
+		if err := w.s.o.Questions.Reply(q.ID, answers, who); err != nil {
+			if errs.Is(err, errs.Invalid) {
+				reject("the client's answer was refused (" + err.Error() + "): rejected")
+				return
+			}
+			w.s.o.Logger.Debug("mcp: question reply", "id", q.ID, "err", err) // answered elsewhere first
+		}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		reject(timedOut)
+	case ctx.Err() == nil:
+		reject("it could not be asked (" + err.Error() + "): rejected")
 	}
+}
+
+// questionReply reads a client's form answer to a question set: the answers, or nil for a decline or
+// a cancel, or why it is no answer (a form accepted with a question left empty, which a client that
+// cannot render the form sends).
+func questionReply(q question.Request, res *mcp.ElicitResult) (answers []question.Answer, unanswered string) {
+	if res.Action != "accept" {
+		return nil, ""
+	}
+	answers = questionAnswers(q, res.Content)
+	for i, a := range answers {
+		if len(a) == 0 {
+			return nil, fmt.Sprintf("the client's form came back without an answer to %q: rejected", q.Questions[i].Question)
+		}
+	}
+	return answers, ""
 }

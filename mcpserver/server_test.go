@@ -88,3 +88,31 @@ func TestQuestionFormsReadBackOneAnswerPerQuestion(t *testing.T) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
+
+func TestAFormAnswerWithAQuestionLeftEmptyIsNoAnswer(t *testing.T) {
+	q := question.Request{Questions: []question.Info{
+		{Question: "DB?", Options: []question.Option{{Label: "Postgres"}, {Label: "SQLite"}}},
+		{Question: "Name?"},
+	}}
+	for _, tc := range []struct {
+		name    string
+		res     mcp.ElicitResult
+		want    []question.Answer
+		wantWhy string
+	}{
+		{"every question answered is the answer", mcp.ElicitResult{Action: "accept", Content: map[string]any{"q0": "SQLite", "q1_other": "tandem"}},
+			[]question.Answer{{"SQLite"}, {"tandem"}}, ""},
+		{"a form sent back empty names the first question left without an answer", mcp.ElicitResult{Action: "accept", Content: map[string]any{}},
+			nil, `the client's form came back without an answer to "DB?": rejected`},
+		{"one question left empty is no answer to the set", mcp.ElicitResult{Action: "accept", Content: map[string]any{"q0": "SQLite", "q1_other": "  "}},
+			nil, `the client's form came back without an answer to "Name?": rejected`},
+		{"a decline is a dismissal, with no reason of the server's", mcp.ElicitResult{Action: "decline"}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := questionReply(q, &tc.res)
+			if !reflect.DeepEqual(got, tc.want) || why != tc.wantWhy {
+				t.Fatalf("got %v %q, want %v %q", got, why, tc.want, tc.wantWhy)
+			}
+		})
+	}
+}

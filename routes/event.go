@@ -113,7 +113,8 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 	if r.ProtoMajor == 1 {
 		if conn, brw, err := http.NewResponseController(w).Hijack(); err == nil {
 			sw.conn = conn
-			sw.header = responseHead(w.Header())
+			sw.chunked = r.ProtoAtLeast(1, 1)
+			sw.header = responseHead(w.Header(), sw.chunked)
 			e.streams.Add(1)
 			go func() {
 				defer e.streams.Done()
@@ -256,12 +257,14 @@ func (c *cutStreams) take(who string, now time.Time) string {
 // shutdownRetry is the reconnection delay a stream asks of its client when the server stops.
 const shutdownRetry = time.Second
 
-// responseHead is the status line and headers of a hijacked stream. The body is chunked, as
-// net/http would send it, and without "Connection: close": clients (undici, the OpenCode SDK) then
-// tell a dropped connection, after which they reconnect and replay, from a clean end (the
-// terminating chunk), after which they stop. A stream is never ended cleanly: it is dropped when
-// the server stops, so that its client comes back.
-func responseHead(h http.Header) []byte {
+// responseHead is the status line and headers of a hijacked stream. For HTTP/1.1 the body is
+// chunked, as net/http would send it, and without "Connection: close": clients (undici, the OpenCode
+// SDK) then tell a dropped connection, after which they reconnect and replay, from a clean end (the
+// terminating chunk), after which they stop. A stream is never ended cleanly: it is dropped when the
+// server stops, so that its client comes back. HTTP/1.0 has no chunked encoding (RFC 9112 forbids
+// it): there the body ends when the connection closes, as nginx's default proxy_http_version 1.0
+// expects.
+func responseHead(h http.Header, chunked bool) []byte {
 	var b []byte
 	b = append(b, "HTTP/1.1 200 OK\r\n"...)
 	for k, vs := range h {
@@ -272,8 +275,10 @@ func responseHead(h http.Header) []byte {
 			b = append(b, "\r\n"...)
 		}
 	}
-	b = append(b, "Transfer-Encoding: chunked\r\n\r\n"...)
-	return b
+	if chunked {
+		return append(b, "Transfer-Encoding: chunked\r\n\r\n"...)
+	}
+	return append(b, "Connection: close\r\n\r\n"...)
 }
 
 func (e *Events) heartbeat() time.Duration {
@@ -297,8 +302,9 @@ type sseWriter struct {
 	global  bool
 	timeout time.Duration
 
-	conn   net.Conn // hijacked
-	header []byte   // the response head, written with the first frames
+	conn    net.Conn // hijacked
+	chunked bool     // the hijacked body is chunked (HTTP/1.1); else it ends with the connection
+	header  []byte   // the response head, written with the first frames
 
 	w  http.ResponseWriter // fallback
 	rc *http.ResponseController
@@ -356,7 +362,9 @@ func (s *sseWriter) flush() error {
 		out := make([]byte, 0, len(s.header)+len(s.buf)+16)
 		out = append(out, s.header...)
 		s.header = nil
-		if len(s.buf) > 0 {
+		if !s.chunked {
+			out = append(out, s.buf...)
+		} else if len(s.buf) > 0 {
 			out = strconv.AppendInt(out, int64(len(s.buf)), 16)
 			out = append(out, "\r\n"...)
 			out = append(out, s.buf...)

@@ -417,3 +417,64 @@ func (s *slowReader) Read(p []byte) (int, error) {
 	time.Sleep(s.pause)
 	return s.r.Read(p[:min(len(p), 4<<10)])
 }
+
+// TestSSEOverHTTP10IsCloseDelimited: an HTTP/1.0 client (nginx's default towards an upstream) gets
+// the stream as a body that ends with the connection: no Transfer-Encoding, which HTTP/1.0 does not
+// have (RFC 9112 forbids sending it), and frames as they are, not chunk-framed.
+func TestSSEOverHTTP10IsCloseDelimited(t *testing.T) {
+	s := startAPIServer(t, apiOptions{})
+	host := strings.TrimPrefix(s.base, "http://")
+	creds := base64.StdEncoding.EncodeToString([]byte(apiUser + ":" + apiPassword))
+	for _, path := range []string{"/event", "/global/event"} {
+		t.Run(path+" streams events with no chunked encoding", func(t *testing.T) {
+			conn, err := net.Dial("tcp", host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Close() })
+			_ = conn.SetDeadline(time.Now().Add(testenv.Patience))
+			if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.0\r\nHost: %s\r\nAuthorization: Basic %s\r\n\r\n", path, host, creds); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			var head []string
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatalf("reading the response head %q: %v", head, err)
+				}
+				line = strings.TrimRight(line, "\r\n")
+				if line == "" {
+					break
+				}
+				head = append(head, line)
+			}
+			if !strings.HasPrefix(head[0], "HTTP/1.") || !strings.Contains(head[0], " 200 ") {
+				t.Fatalf("status line %q", head[0])
+			}
+			joined := strings.ToLower(strings.Join(head, "\n"))
+			if strings.Contains(joined, "transfer-encoding") || !strings.Contains(joined, "connection: close") || !strings.Contains(joined, "content-type: text/event-stream") {
+				t.Fatalf("response head for HTTP/1.0:\n%s\nwant no Transfer-Encoding, Connection: close and the event-stream type", strings.Join(head, "\n"))
+			}
+			if first, err := br.Peek(4); err != nil || (string(first) != "id: " && string(first) != "data") {
+				t.Fatalf("the body begins %q (%v), want a frame, not a chunk size", first, err)
+			}
+			frames := make(chan sseFrame, 16)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				defer close(frames)
+				readFrames(br, frames)
+			}()
+			defer func() { conn.Close(); testenv.Recv(t, done, "the HTTP/1.0 reader ending") }()
+			c := &sseClient{t: t, global: strings.HasPrefix(path, "/global"), body: conn, frames: frames, done: done}
+			c.connected() // written after the stream subscribed
+			if err := s.bus.Publish("", "test.http10", map[string]any{"n": 1}); err != nil {
+				t.Fatal(err)
+			}
+			if _, e := c.nextOfType("test.http10"); e.Properties["n"] != float64(1) {
+				t.Fatalf("event %+v", e)
+			}
+		})
+	}
+}

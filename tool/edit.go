@@ -73,8 +73,9 @@ func (Edit) Run(ctx context.Context, call *Call) (Result, error) {
 		Title:  t.Rel,
 		Output: output,
 		Metadata: map[string]any{
-			"diff":     d.Patch,
-			"filediff": d.metadata(t.Abs, before, after),
+			"diff":        d.Patch,
+			"filediff":    d.metadata(t.Abs, before, after),
+			"diagnostics": noDiagnostics(),
 		},
 		Changes: []FileChange{{Path: t.Abs, Before: before, After: after, Existed: existed}},
 	}, nil

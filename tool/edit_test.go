@@ -31,6 +31,9 @@ func TestWriteCreatesAndReplacesFiles(t *testing.T) {
 	if res.Metadata["diff"] != wantDiff || res.Metadata["exists"] != false {
 		t.Fatalf("metadata = %+v", res.Metadata)
 	}
+	if d, ok := res.Metadata["diagnostics"].(map[string][]any); !ok || len(d) != 0 {
+		t.Fatalf("diagnostics = %#v, want an empty map (OpenCode's TUI shows a write's content only with it)", res.Metadata["diagnostics"])
+	}
 	if want := []FileChange{{Path: path, Before: "", After: "hello\nworld\n", Existed: false}}; !slices.Equal(res.Changes, want) {
 		t.Fatalf("changes = %+v", res.Changes)
 	}
@@ -137,6 +140,9 @@ func TestEditReplacesExactText(t *testing.T) {
 			fd, _ := res.Metadata["filediff"].(map[string]any)
 			if fd["additions"] != tt.additions || fd["deletions"] != tt.deletions || fd["before"] != tt.file || fd["after"] != tt.want || fd["file"] != path {
 				t.Fatalf("filediff = %+v", fd)
+			}
+			if d, ok := res.Metadata["diagnostics"].(map[string][]any); !ok || len(d) != 0 {
+				t.Fatalf("diagnostics = %#v, want an empty map", res.Metadata["diagnostics"])
 			}
 			if ask := gate.askFor(t, "edit"); ask.Metadata["diff"] != res.Metadata["diff"] || !slices.Equal(ask.Patterns, []string{"main.go"}) {
 				t.Fatalf("ask = %+v", ask)

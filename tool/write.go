@@ -59,14 +59,20 @@ func (Write) Run(ctx context.Context, call *Call) (Result, error) {
 		Title:  t.Rel,
 		Output: "Wrote file successfully.",
 		Metadata: map[string]any{
-			"filepath": t.Abs,
-			"exists":   existed,
-			"diff":     d.Patch,
-			"filediff": d.metadata(t.Abs, before, *in.Content),
+			"filepath":    t.Abs,
+			"exists":      existed,
+			"diff":        d.Patch,
+			"filediff":    d.metadata(t.Abs, before, *in.Content),
+			"diagnostics": noDiagnostics(),
 		},
 		Changes: []FileChange{{Path: t.Abs, Before: before, After: *in.Content, Existed: existed}},
 	}, nil
 }
+
+// noDiagnostics is the diagnostics metadata of a write or edit, keyed by file path as OpenCode's
+// are: empty, because tandem runs no language servers. OpenCode's TUI renders a finished write's
+// content only when the field is there.
+func noDiagnostics() map[string][]any { return map[string][]any{} }
 
 // fileToChange is how edit and write begin: the file named by filePath, located inside the project
 // (or approved outside it), refused when it is a directory, with its current content and whether it

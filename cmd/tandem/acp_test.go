@@ -456,8 +456,8 @@ func TestACPOverStdio(t *testing.T) {
 		if !slicesContains(ids, "build") || !slicesContains(ids, "plan") {
 			t.Fatalf("modes offered: %v", ids)
 		}
-		if s.Models == nil || s.Models.CurrentModelId == "" || len(s.ConfigOptions) != 2 {
-			t.Fatalf("models %+v, config options %d", s.Models, len(s.ConfigOptions))
+		if len(s.ConfigOptions) != 2 || s.ConfigOptions[1].Select == nil || s.ConfigOptions[1].Select.Id != "model" || s.ConfigOptions[1].Select.CurrentValue == "" {
+			t.Fatalf("config options %+v: want the agent and the model, the current model set", s.ConfigOptions)
 		}
 		from := e.mark()
 		if stop := prompt(t, e, s.SessionId, "hello over acp"); stop != acp.StopReasonEndTurn {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -347,6 +348,78 @@ func TestMCPQuestionsBecomeForms(t *testing.T) {
 			status, detail := lastTool(t, td, out["sessionId"].(string))
 			if status != "completed" || !strings.Contains(detail, `"Which DB?"="SQLite"`) {
 				t.Fatalf("question tool: %s %q", status, detail)
+			}
+		})
+	}
+}
+
+// TestMCPResultsSayWhatHappenedInThisCall: the approvals field names how this client answers, then
+// each request this call asked and how it ended, and nothing that did not happen.
+func TestMCPResultsSayWhatHappenedInThisCall(t *testing.T) {
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			td := startTandem(t, setup{})
+			cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+				},
+			}, proto)
+
+			t.Run("a call that asked nothing says so", func(t *testing.T) {
+				res, out := callTool(t, cs, "tandem", map[string]any{"prompt": "hello"})
+				approvals, _ := out["approvals"].(string)
+				if !strings.Contains(approvals, "nothing needed an answer in this call") || strings.Contains(approvals, "rejected") {
+					t.Fatalf("approvals %q", approvals)
+				}
+				if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "approvals: "+approvals) || !strings.Contains(text, "status: completed") {
+					t.Fatalf("the text result %q does not carry the status and the approvals", text)
+				}
+			})
+			t.Run("an approval answered in the client is reported as answered, by whom", func(t *testing.T) {
+				_, out := callTool(t, cs, "tandem", map[string]any{"prompt": "run: echo reported"})
+				approvals, _ := out["approvals"].(string)
+				if out["status"] != "completed" || !strings.Contains(approvals, "1 asked in this call: bash echo reported: allowed once by mcp:mcp-test") ||
+					strings.Contains(approvals, "rejected") || strings.Contains(approvals, "unanswered") {
+					t.Fatalf("status %v, approvals %q", out["status"], approvals)
+				}
+			})
+		})
+	}
+}
+
+// TestMCPAQuestionTheClientCannotAnswerIsReportedUnanswered: the question is rejected (the agent
+// never gets an empty answer), and the result says unanswered and names it, for every way a client
+// can fail to answer.
+func TestMCPAQuestionTheClientCannotAnswerIsReportedUnanswered(t *testing.T) {
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			for _, tc := range []struct {
+				name string
+				opts *mcp.ClientOptions
+				why  string
+			}{
+				{"a client without forms", nil, "unanswered, this client cannot answer questions (strategy deny)"},
+				{"a client that sends its form back empty", &mcp.ClientOptions{
+					ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+					},
+				}, `unanswered, the client's form came back without an answer to "Which DB?"`},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					td := startTandem(t, setup{})
+					cs := connectMCP(t, td, mcpserver.Deny, time.Minute, tc.opts, proto)
+					res, out := callTool(t, cs, "tandem", map[string]any{"prompt": "ask: Which DB? | Postgres | SQLite"})
+					approvals, _ := out["approvals"].(string)
+					if out["status"] != "unanswered" || !reflect.DeepEqual(out["unanswered"], []any{`"Which DB?"`}) || !strings.Contains(approvals, tc.why) {
+						t.Fatalf("status %v, unanswered %v, approvals %q", out["status"], out["unanswered"], approvals)
+					}
+					if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, `Unanswered: the agent asked "Which DB?"`) {
+						t.Fatalf("text result %q", text)
+					}
+					if status, detail := lastTool(t, td, out["sessionId"].(string)); status != "error" || !strings.Contains(detail, "dismissed") {
+						t.Fatalf("question tool: %s %q, want it dismissed, not answered empty", status, detail)
+					}
+				})
 			}
 		})
 	}
