@@ -110,7 +110,7 @@ func TestAGracefulRestartKeepsWhatACrashKeeps(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(data, "tandem"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(data, "tandem", "tandem.json"), []byte(notifyConfig(webhookTarget("ops", rcv.url, ""))), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(data, "tandem", "tandem.json"), []byte(`{"permission": {"bash": {"sleep *": "allow"}}, "notify": [`+webhookTarget("ops", rcv.url, "")+`]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv := startBinary(t, bin, data, project)
@@ -129,7 +129,7 @@ func TestAGracefulRestartKeepsWhatACrashKeeps(t *testing.T) {
 	prompt(srv, approval, "run: echo approved-after-a-graceful-restart")
 	asking := newSession(srv, map[string]any{})
 	prompt(srv, asking, "ask: Which database? | SQLite | Postgres")
-	running := newSession(srv, map[string]any{"permission": []map[string]string{{"permission": "bash", "pattern": "*", "action": "allow"}}})
+	running := newSession(srv, map[string]any{}) // the user's rules allow sleep
 	prompt(srv, running, "run: sleep 30")
 
 	var perms []pendingPermission

@@ -65,6 +65,13 @@ func TestASecondServerOnTheDataDirectoryIsRefusedAndChangesNothing(t *testing.T)
 	}
 	bin := builtBinary(t)
 	data, project := t.TempDir(), t.TempDir()
+	// The user's own config (XDG_CONFIG_HOME is the data dir for startBinary) allows the sleep.
+	if err := os.MkdirAll(filepath.Join(data, "tandem"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "tandem", "tandem.json"), []byte(`{"permission": {"bash": {"sleep *": "allow"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	srv := startBinary(t, bin, data, project)
 
 	// The first server's live work: an approval waiting, and a turn running a command.
@@ -73,7 +80,7 @@ func TestASecondServerOnTheDataDirectoryIsRefusedAndChangesNothing(t *testing.T)
 	srv.post("/session/"+asks.ID+"/prompt_async", map[string]any{"parts": []map[string]string{{"type": "text", "text": "run: touch approved-later"}}}, nil)
 	testenv.Eventually(t, "the approval is pending", func() bool { return len(srv.pendingIDs()) == 1 })
 	pending := srv.pendingIDs()
-	srv.post("/session", map[string]any{"permission": []map[string]string{{"permission": "bash", "pattern": "*", "action": "allow"}}}, &runs)
+	srv.post("/session", map[string]any{}, &runs)
 	srv.post("/session/"+runs.ID+"/prompt_async", map[string]any{"parts": []map[string]string{{"type": "text", "text": "run: sleep 30"}}}, nil)
 	testenv.Eventually(t, "the command is running", func() bool { return srv.toolStatus(runs.ID) == "running" })
 
@@ -234,11 +241,18 @@ func TestMCPAndACPStartedBesideAServerUseIt(t *testing.T) {
 	}
 
 	t.Run("tandem mcp: its session and approval are the server's, and answering there completes the call", func(t *testing.T) {
+		answered := make(chan struct{})
 		cs := mcpBeside(t, bin, data, project, &mcp.ClientOptions{
 			// The client can be asked, but nobody answers here: the person answers on the server.
+			// Under 2025-11-25 the server then withdraws the form (ctx ends); under 2026-07-28 the
+			// form is the client's until it returns, as a person closing it would.
 			ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				<-ctx.Done()
-				return nil, ctx.Err()
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-answered:
+					return &mcp.ElicitResult{Action: "cancel"}, nil
+				}
 			},
 		})
 		done := make(chan map[string]any, 1)
@@ -255,6 +269,7 @@ func TestMCPAndACPStartedBesideAServerUseIt(t *testing.T) {
 			done <- out
 		}()
 		answerOnTheServer(t)
+		close(answered)
 		out, _ := testenv.Recv(t, done, "the MCP call's result")
 		sid, _ := out["sessionId"].(string)
 		if out["status"] != "completed" || !sessions()[sid] {
