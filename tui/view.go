@@ -309,8 +309,6 @@ func (m *model) pickerView(h int) string {
 	return lipgloss.NewStyle().Height(h).MaxHeight(h).Render(b.String())
 }
 
-// menuRows is how many commands the / menu shows at once.
-const menuRows = 8
 
 // menuView is the / menu's lines: the matching commands around the highlighted one, each with
 // what it does and its key, then how to use the menu.
@@ -320,6 +318,7 @@ func (m *model) menuView(q string) []string {
 		return []string{styleWarn.Render(truncate(unknownCommand(q), m.width))}
 	}
 	m.menuCursor = min(m.menuCursor, len(list)-1)
+	menuRows := max(min(m.height/3, 12), 3) // how many commands show at once
 	start := max(m.menuCursor-menuRows+1, 0)
 	end := min(start+menuRows, len(list))
 	nameW := 0
