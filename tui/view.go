@@ -309,7 +309,6 @@ func (m *model) pickerView(h int) string {
 	return lipgloss.NewStyle().Height(h).MaxHeight(h).Render(b.String())
 }
 
-
 // menuView is the / menu's lines: the matching commands around the highlighted one, each with
 // what it does and its key, then how to use the menu.
 func (m *model) menuView(q string) []string {
