@@ -292,7 +292,7 @@ func (m *model) share(string) tea.Cmd {
 		if s.Share == nil {
 			return noticeMsg{"shared, but the server gave no link"}
 		}
-		return noticeMsg{"shared, read-only: " + s.Share.URL}
+		return keptNoticeMsg{"shared, read-only: " + s.Share.URL + "  (Esc hides this)"}
 	}
 }
 

@@ -90,6 +90,7 @@ func (m *model) globalKey(k tea.KeyMsg) tea.Cmd {
 			m.setNotice("press Esc again to stop the turn")
 		}
 		m.files = nil
+		m.keep = false
 		return nil
 	case "enter":
 		if len(m.files) > 0 && m.completing() != "" {

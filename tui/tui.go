@@ -84,7 +84,9 @@ type (
 		err error
 	}
 	noticeMsg struct{ text string }
-	errMsg    struct {
+	// keptNoticeMsg is a notice that stays until the next one or Esc: a link to copy.
+	keptNoticeMsg struct{ text string }
+	errMsg        struct {
 		what string
 		err  error
 	}
@@ -158,6 +160,7 @@ type model struct {
 	hidden  map[string]bool // requests the person put aside with Esc
 	notice  string
 	noticeT time.Time
+	keep    bool // the notice stays past noticeFor
 
 	vp       viewport.Model
 	ta       textarea.Model
@@ -267,7 +270,7 @@ func (m *model) newSession() tea.Cmd {
 }
 
 func (m *model) setNotice(s string) {
-	m.notice, m.noticeT = s, time.Now()
+	m.notice, m.noticeT, m.keep = s, time.Now(), false
 }
 
 func (m *model) curSession() *session.Session {
@@ -345,6 +348,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case noticeMsg:
 		m.setNotice(msg.text)
+		return m, nil
+	case keptNoticeMsg:
+		m.setNotice(msg.text)
+		m.keep = true
 		return m, nil
 	case errMsg:
 		m.setNotice(msg.what + ": " + shortErr(msg.err))

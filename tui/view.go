@@ -25,7 +25,7 @@ func (m *model) View() string {
 	if len(m.files) > 0 && m.completing() != "" {
 		below = append(below, styleDim.Render("@ "+strings.Join(m.files, "  ")+"   (Tab completes the first)"))
 	}
-	if m.notice != "" && time.Since(m.noticeT) < noticeFor {
+	if m.notice != "" && (m.keep || time.Since(m.noticeT) < noticeFor) {
 		below = append(below, styleWarn.Render(truncate(m.notice, m.width)))
 	}
 	var dialog string
