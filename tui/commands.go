@@ -425,6 +425,10 @@ func keyHelp() [][2]string {
 		{"ctrl+z / ctrl+y", "undo / redo the last prompt"},
 		{"ctrl+r", "show or hide the model's reasoning"},
 		{"ctrl+t", "show tools' whole output"},
+		{"approval", "1-9 or ←/→ and enter pick a decision; one that needs a message asks for it"},
+		{"question", "1-9 or ↑/↓ and enter; space ticks in a multiple choice, enter sends; ctrl+d dismisses"},
+		{"form", "tab/↑/↓ move; space or ←/→ toggle and pick; ctrl+s sends, ctrl+d declines, ctrl+x cancels"},
+		{"link", "o opens it in your browser, a when done, d declines, c cancels"},
 		{"esc (in a dialog)", "put the request aside; ctrl+w brings it back"},
 		{"ctrl+c", "quit"},
 	}
