@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"tandem/command"
 	"tandem/session"
 )
@@ -79,5 +81,24 @@ func TestTheTranscriptLeavesOutUndoneTurns(t *testing.T) {
 	want := "# Files\n\n## User\n\nlist the files\n\n## Assistant\n\na\nb\n"
 	if got != want {
 		t.Fatalf("transcript\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestALongPromptShowsItsFirstLines(t *testing.T) {
+	tests := []struct {
+		name, text string
+		n          int
+		want       string
+	}{
+		{"a short prompt shows whole", "a\nb", 2, "a\nb"},
+		{"a prompt one line too long says so", "a\nb\nc", 2, "a\nb\n… 1 more line (ctrl+t shows all)"},
+		{"a long one counts what is left out", numbers(30), 3, "1\n2\n3\n… 27 more lines (ctrl+t shows all)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ansi.Strip(firstLines(tt.text, tt.n)); got != tt.want {
+				t.Errorf("%q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -325,6 +325,10 @@ func (m *model) menuView(q string) []string {
 		nameW = max(nameW, ansi.StringWidth("/"+e.name+" "+e.args))
 	}
 	nameW = min(nameW, 32)
+	descW := 0
+	for _, e := range list[start:end] {
+		descW = max(descW, ansi.StringWidth(e.desc))
+	}
 	var lines []string
 	for i := start; i < end; i++ {
 		e := list[i]
@@ -338,11 +342,13 @@ func (m *model) menuView(q string) []string {
 		if e.key != "" {
 			key = "  " + e.key
 		}
-		room := max(m.width-nameW-6-ansi.StringWidth(key), 8)
+		room := max(m.width-nameW-18, 8) // the key column keeps about 14 columns
+		desc := truncate(e.desc, room)
+		desc += strings.Repeat(" ", max(min(descW, room)-ansi.StringWidth(desc), 0))
 		if i == m.menuCursor {
-			lines = append(lines, styleSel.Render("▸ "+name+"  "+truncate(e.desc, room)+key))
+			lines = append(lines, styleSel.Render(truncate("▸ "+name+"  "+desc+key, m.width)))
 		} else {
-			lines = append(lines, "  "+name+"  "+styleDim.Render(truncate(e.desc, room))+styleHunk.Render(key))
+			lines = append(lines, truncate("  "+name+"  "+styleDim.Render(desc)+styleHunk.Render(key), m.width))
 		}
 	}
 	more := ""
