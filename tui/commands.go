@@ -43,7 +43,7 @@ func actions() []action {
 		{name: "export", desc: "write the conversation to a Markdown file here", args: "[file]", session: true, run: (*model).export},
 		{name: "inbox", desc: "what waits for you: approvals, questions, forms", key: "ctrl+w", run: func(m *model, _ string) tea.Cmd { return m.openInbox() }},
 		{name: "thinking", desc: "show or hide the model's reasoning", key: "ctrl+r", run: func(m *model, _ string) tea.Cmd { m.thinking = !m.thinking; m.dirty = true; return nil }},
-		{name: "details", desc: "show tools' whole output or the last lines", key: "ctrl+t", run: func(m *model, _ string) tea.Cmd { m.fullTool = !m.fullTool; m.dirty = true; return nil }},
+		{name: "details", desc: "show tools' whole output and long prompts whole, or their ends", key: "ctrl+t", run: func(m *model, _ string) tea.Cmd { m.fullTool = !m.fullTool; m.dirty = true; return nil }},
 		{name: "help", desc: "every key and command", key: "?", run: func(m *model, _ string) tea.Cmd { m.openHelp(); return nil }},
 		{name: "quit", aliases: []string{"exit", "q"}, desc: "leave tandem attach (the server goes on)", key: "ctrl+c", run: func(*model, string) tea.Cmd { return tea.Quit }},
 	}
@@ -424,7 +424,7 @@ func keyHelp() [][2]string {
 		{"ctrl+w", "what waits for you (approvals, questions, forms) across sessions"},
 		{"ctrl+z / ctrl+y", "undo / redo the last prompt"},
 		{"ctrl+r", "show or hide the model's reasoning"},
-		{"ctrl+t", "show tools' whole output"},
+		{"ctrl+t", "show tools' whole output and long prompts whole"},
 		{"approval", "1-9 or ←/→ and enter pick a decision; one that needs a message asks for it"},
 		{"question", "1-9 or ↑/↓ and enter; space ticks in a multiple choice, enter sends; ctrl+d dismisses"},
 		{"form", "tab/↑/↓ move; space or ←/→ toggle and pick; ctrl+s sends, ctrl+d declines, ctrl+x cancels"},
