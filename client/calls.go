@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"tandem/command"
 	"tandem/permission"
 	"tandem/question"
 	"tandem/session"
@@ -129,4 +130,30 @@ func (c *Client) Unrevert(ctx context.Context, sessionID string) (session.Sessio
 // Summarize compacts a session: the model summarises the conversation so far.
 func (c *Client) Summarize(ctx context.Context, sessionID string, in session.SummarizeInput) error {
 	return c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/summarize", in, nil)
+}
+
+// Commands lists the slash commands the server offers in the client's directory: its built-ins
+// (init, review), the configuration's and the command files'.
+func (c *Client) Commands(ctx context.Context) ([]command.Command, error) {
+	var out []command.Command
+	return out, c.do(ctx, http.MethodGet, "/command", nil, &out)
+}
+
+// RunCommand runs a slash command in a session: the server expands its template and sends it as a
+// prompt. It returns when the turn ends, with its last assistant message.
+func (c *Client) RunCommand(ctx context.Context, sessionID string, in command.RunInput) (session.WithParts, error) {
+	var out session.WithParts
+	return out, c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/command", in, &out)
+}
+
+// Share gives a session a read-only link (session.Share.URL); a shared session keeps its link.
+func (c *Client) Share(ctx context.Context, sessionID string) (session.Session, error) {
+	var s session.Session
+	return s, c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/share", nil, &s)
+}
+
+// Unshare withdraws a session's link.
+func (c *Client) Unshare(ctx context.Context, sessionID string) (session.Session, error) {
+	var s session.Session
+	return s, c.do(ctx, http.MethodDelete, "/session/"+url.PathEscape(sessionID)+"/share", nil, &s)
 }

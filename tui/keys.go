@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"slices"
 	"strings"
 	"time"
 
@@ -73,6 +72,13 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 
 // globalKey handles a key outside dialogs and pickers.
 func (m *model) globalKey(k tea.KeyMsg) tea.Cmd {
+	if cmd, ok := m.menuKey(k); ok {
+		return cmd
+	}
+	if k.String() == "?" && m.ta.Value() == "" {
+		m.openHelp()
+		return nil
+	}
 	switch k.String() {
 	case "esc":
 		if m.busy() {
@@ -84,6 +90,7 @@ func (m *model) globalKey(k tea.KeyMsg) tea.Cmd {
 			m.setNotice("press Esc again to stop the turn")
 		}
 		m.files = nil
+		m.keep = false
 		return nil
 	case "enter":
 		if len(m.files) > 0 && m.completing() != "" {
@@ -98,18 +105,11 @@ func (m *model) globalKey(k tea.KeyMsg) tea.Cmd {
 	case "ctrl+y":
 		return m.redo()
 	case "ctrl+s":
-		m.picker = newPicker(pickSessions, "")
-		m.picker.setSessions(m.sessions)
-		return nil
+		return m.openSessions()
 	case "ctrl+w":
-		m.picker = newPicker(pickInbox, "")
-		m.picker.setInbox(m.inbox.items, m.sessions)
-		return nil
+		return m.openInbox()
 	case "ctrl+o":
-		m.picker = newPicker(pickModels, "")
-		m.picker.setStrings(m.models, m.promptModel())
-		m.picker.cursor = max(slices.Index(m.models, m.promptModel()), 0)
-		return nil
+		return m.openModels()
 	case "ctrl+r":
 		m.thinking = !m.thinking
 		m.dirty = true
@@ -169,6 +169,9 @@ func (m *model) globalKey(k tea.KeyMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	m.ta, cmd = m.ta.Update(k)
+	if q, ok := m.menuQuery(); ok && q != m.menuQ {
+		m.menuQ, m.menuCursor = q, 0 // a new filter highlights its best match
+	}
 	return tea.Batch(cmd, m.lookupFiles())
 }
 

@@ -198,11 +198,10 @@ func (m mdWriter) inline(n gast.Node) string {
 		switch c := c.(type) {
 		case *gast.Text:
 			b.Write(c.Segment.Value(m.src))
-			switch {
-			case c.HardLineBreak():
+			// Every line break stays one, soft ones too: an answer that is plain text (a listing,
+			// a column of numbers) reads line by line, as in OpenCode's TUI, not as one paragraph.
+			if c.HardLineBreak() || c.SoftLineBreak() {
 				b.WriteString("\n")
-			case c.SoftLineBreak():
-				b.WriteString(" ")
 			}
 		case *gast.String:
 			b.Write(c.Value)

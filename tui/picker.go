@@ -16,14 +16,18 @@ const (
 	pickSessions pickKind = iota
 	pickInbox
 	pickModels
+	pickAgents
+	pickHelp
 )
 
-// picker is a list over the conversation: sessions (searchable), what waits, or models.
+// picker is a list over the conversation: sessions (searchable), what waits, models, agents or
+// the help.
 type picker struct {
 	kind     pickKind
 	search   string
 	cursor   int
 	rows     []row
+	all      []row // the help's every row, rows being those matching search
 	renaming bool
 	title    string // the new title being typed
 }
@@ -71,6 +75,19 @@ func (p *picker) setStrings(list []string, current string) {
 			d = "current"
 		}
 		p.rows = append(p.rows, row{id: s, label: s, detail: d})
+	}
+	p.clamp()
+}
+
+// setHelp lists the help rows whose key or meaning contains the search.
+func (p *picker) setHelp(all []row) {
+	p.all = all
+	p.rows = p.rows[:0]
+	q := strings.ToLower(p.search)
+	for _, r := range all {
+		if q == "" || strings.Contains(strings.ToLower(r.label+" "+r.detail), q) {
+			p.rows = append(p.rows, r)
+		}
 	}
 	p.clamp()
 }
@@ -137,6 +154,9 @@ func (m *model) pickerKey(k tea.KeyMsg) tea.Cmd {
 		case pickModels:
 			m.model = r.id
 			m.setNotice("model: " + r.id)
+		case pickAgents:
+			m.agent = r.id
+			m.setNotice("agent: " + r.id)
 		case pickInbox:
 			it, ok := m.inbox.get(r.id)
 			if !ok {
@@ -192,6 +212,10 @@ func (m *model) pickerKey(k tea.KeyMsg) tea.Cmd {
 		return m.searchSessions(p.search)
 	case pickModels:
 		p.setStrings(m.models, m.promptModel())
+	case pickAgents:
+		p.setStrings(m.agents, m.agent)
+	case pickHelp:
+		p.setHelp(p.all)
 	}
 	return nil
 }

@@ -99,7 +99,12 @@ func (r *renderer) message(m *message, thinking, fullTool bool) string {
 		if len(texts) == 0 {
 			return ""
 		}
-		return styleUser.Width(max(r.width-2, 10)).Render(strings.Join(texts, "\n"))
+		text := strings.Join(texts, "\n")
+		if !fullTool {
+			// A long prompt (a command's expanded template, a pasted log) shows its first lines.
+			text = firstLines(text, 2*toolLines)
+		}
+		return styleUser.Width(max(r.width-2, 10)).Render(text)
 	}
 	for _, p := range m.parts {
 		if out := r.part(p, thinking, fullTool); out != "" {
@@ -224,6 +229,24 @@ func (r *renderer) renderTool(p *session.Part, full bool) string {
 		return head
 	}
 	return head + "\n" + indent(body, "  │ ")
+}
+
+// firstLines is text's first n lines, and how many more there are.
+func firstLines(text string, n int) string {
+	cut := 0
+	for i := 0; i < n; i++ {
+		j := strings.IndexByte(text[cut:], '\n')
+		if j < 0 {
+			return text
+		}
+		cut += j + 1
+	}
+	rest := strings.Count(text[cut:], "\n") + 1
+	more := fmt.Sprintf("… %d more lines (ctrl+t shows all)", rest)
+	if rest == 1 {
+		more = "… 1 more line (ctrl+t shows all)"
+	}
+	return text[:cut] + styleDim.Render(more)
 }
 
 // colourDiff colours a unified diff: additions green, deletions red, hunk headers cyan.

@@ -17,6 +17,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"tandem/client"
+	"tandem/command"
 	"tandem/permission"
 	"tandem/question"
 	"tandem/session"
@@ -69,6 +70,8 @@ type (
 		agents    []session.AgentInfo
 		models    []string
 		defModel  string
+		commands  []command.Command
+		cmdErr    error // the commands could not be listed: the UI works without them
 		err       error
 	}
 	openedMsg struct {
@@ -81,7 +84,9 @@ type (
 		err error
 	}
 	noticeMsg struct{ text string }
-	errMsg    struct {
+	// keptNoticeMsg is a notice that stays until the next one or Esc: a link to copy.
+	keptNoticeMsg struct{ text string }
+	errMsg        struct {
 		what string
 		err  error
 	}
@@ -155,6 +160,7 @@ type model struct {
 	hidden  map[string]bool // requests the person put aside with Esc
 	notice  string
 	noticeT time.Time
+	keep    bool // the notice stays past noticeFor
 
 	vp       viewport.Model
 	ta       textarea.Model
@@ -175,11 +181,16 @@ type model struct {
 	completed  map[string]bool // the paths @ completion put in the editor, sent as file parts when still mentioned
 
 	confirmDelete string // the session awaiting y to be deleted
+
+	commands   []command.Command // the server's slash commands (GET /command)
+	menuCursor int               // the highlighted entry of the / menu
+	menuQ      string            // what the menu was filtered by when menuCursor was set
+	menuClosed string            // the editor's text when Esc put the menu away
 }
 
 func newModel(ctx context.Context, o Options) *model {
 	ta := textarea.New()
-	ta.Placeholder = "Ask anything — Enter sends, Alt+Enter for a new line, ! runs a shell command, @ completes a file"
+	ta.Placeholder = "Ask anything — Enter sends, Alt+Enter a new line, / commands, ! shell, @ file, ? help"
 	ta.ShowLineNumbers = false
 	ta.Prompt = "› "
 	ta.SetHeight(3)
@@ -225,6 +236,7 @@ func (m *model) load() tea.Cmd {
 		if out.agents, err = c.Agents(ctx); err != nil {
 			return loadedMsg{err: err}
 		}
+		out.commands, out.cmdErr = c.Commands(ctx)
 		if pl, err := c.Providers(ctx); err == nil {
 			for _, p := range pl.Providers {
 				for id := range p.Models {
@@ -258,7 +270,7 @@ func (m *model) newSession() tea.Cmd {
 }
 
 func (m *model) setNotice(s string) {
-	m.notice, m.noticeT = s, time.Now()
+	m.notice, m.noticeT, m.keep = s, time.Now(), false
 }
 
 func (m *model) curSession() *session.Session {
@@ -337,6 +349,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case noticeMsg:
 		m.setNotice(msg.text)
 		return m, nil
+	case keptNoticeMsg:
+		m.setNotice(msg.text)
+		m.keep = true
+		return m, nil
 	case errMsg:
 		m.setNotice(msg.what + ": " + shortErr(msg.err))
 		return m, nil
@@ -402,6 +418,10 @@ func (m *model) onLoaded(msg loadedMsg) tea.Cmd {
 		m.agent = m.agents[0]
 	}
 	m.models, m.defModel = msg.models, msg.defModel
+	m.commands = msg.commands
+	if msg.cmdErr != nil {
+		m.setNotice("the server's / commands could not be listed: " + shortErr(msg.cmdErr))
+	}
 	first := !m.everLoaded
 	m.everLoaded = true
 	switch {
@@ -634,10 +654,15 @@ func (m *model) send() tea.Cmd {
 	if text == "" {
 		return nil
 	}
+	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
+		// A slash command never goes to the model as text, a mistyped one included.
+		return m.slash(text)
+	}
 	if m.cur == "" {
 		m.setNotice("no session open yet: the prompt waits in the editor")
 		return nil
 	}
+	text = strings.TrimPrefix(text, "/") // "//…" sends text that begins with a slash
 	m.history = append(m.history, text)
 	m.histPos = len(m.history)
 	m.ta.Reset()
@@ -649,20 +674,6 @@ func (m *model) send() tea.Cmd {
 		mm, err := session.ParseModel(m.model)
 		if err == nil {
 			model = mm
-		}
-	}
-	if text == "/compact" {
-		mm, err := session.ParseModel(m.promptModel())
-		if err != nil || mm == nil {
-			m.setNotice("/compact: no model to summarise with (Ctrl+O picks one)")
-			return nil
-		}
-		m.setNotice("compacting…")
-		return func() tea.Msg {
-			if err := c.Summarize(ctx, sid, session.SummarizeInput{ProviderID: mm.ProviderID, ModelID: mm.ModelID}); err != nil {
-				return errMsg{"compact", err}
-			}
-			return noticeMsg{"compacted"}
 		}
 	}
 	if cmd, ok := strings.CutPrefix(text, "!"); ok && strings.TrimSpace(cmd) != "" {

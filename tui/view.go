@@ -19,10 +19,13 @@ func (m *model) View() string {
 	status := m.statusLine()
 	prompt := m.ta.View()
 	var below []string
+	if q, ok := m.menuQuery(); ok {
+		below = append(below, m.menuView(q)...)
+	}
 	if len(m.files) > 0 && m.completing() != "" {
 		below = append(below, styleDim.Render("@ "+strings.Join(m.files, "  ")+"   (Tab completes the first)"))
 	}
-	if m.notice != "" && time.Since(m.noticeT) < noticeFor {
+	if m.notice != "" && (m.keep || time.Since(m.noticeT) < noticeFor) {
 		below = append(below, styleWarn.Render(truncate(m.notice, m.width)))
 	}
 	var dialog string
@@ -271,6 +274,12 @@ func (m *model) pickerView(h int) string {
 	case pickModels:
 		fmt.Fprintln(&b, styleTitle.Render("Models")+styleDim.Render("  type to filter · Enter picks · Esc closes"))
 		fmt.Fprintln(&b, "filter: "+p.search+"█")
+	case pickAgents:
+		fmt.Fprintln(&b, styleTitle.Render("Agents")+styleDim.Render("  type to filter · Enter picks · Esc closes"))
+		fmt.Fprintln(&b, "filter: "+p.search+"█")
+	case pickHelp:
+		fmt.Fprintln(&b, styleTitle.Render("Keys and commands")+styleDim.Render("  type to filter · ↑/↓ scroll · Esc closes"))
+		fmt.Fprintln(&b, "filter: "+p.search+"█")
 	}
 	if len(p.rows) == 0 {
 		fmt.Fprintln(&b, styleDim.Render("  (nothing)"))
@@ -280,8 +289,17 @@ func (m *model) pickerView(h int) string {
 	if p.cursor >= room {
 		start = p.cursor - room + 1
 	}
+	keyWidth := 0
+	if p.kind == pickHelp {
+		for _, r := range p.rows {
+			keyWidth = max(keyWidth, ansi.StringWidth(r.label))
+		}
+	}
 	for i := start; i < len(p.rows) && i < start+room; i++ {
 		r := p.rows[i]
+		if keyWidth > 0 {
+			r.label += strings.Repeat(" ", keyWidth-ansi.StringWidth(r.label))
+		}
 		line := truncate(fmt.Sprintf("  %s  %s", r.label, styleDim.Render(r.detail)), m.width)
 		if i == p.cursor {
 			line = styleSel.Render(truncate("▸ "+r.label+"  "+r.detail, m.width))
@@ -289,4 +307,54 @@ func (m *model) pickerView(h int) string {
 		fmt.Fprintln(&b, line)
 	}
 	return lipgloss.NewStyle().Height(h).MaxHeight(h).Render(b.String())
+}
+
+// menuView is the / menu's lines: the matching commands around the highlighted one, each with
+// what it does and its key, then how to use the menu.
+func (m *model) menuView(q string) []string {
+	list := m.menu()
+	if len(list) == 0 {
+		return []string{styleWarn.Render(truncate(unknownCommand(q), m.width))}
+	}
+	m.menuCursor = min(m.menuCursor, len(list)-1)
+	menuRows := max(min(m.height/3, 12), 3) // how many commands show at once
+	start := max(m.menuCursor-menuRows+1, 0)
+	end := min(start+menuRows, len(list))
+	nameW := 0
+	for _, e := range list[start:end] {
+		nameW = max(nameW, ansi.StringWidth("/"+e.name+" "+e.args))
+	}
+	nameW = min(nameW, 32)
+	descW := 0
+	for _, e := range list[start:end] {
+		descW = max(descW, ansi.StringWidth(e.desc))
+	}
+	var lines []string
+	for i := start; i < end; i++ {
+		e := list[i]
+		name := "/" + e.name
+		if e.args != "" {
+			name += " " + e.args
+		}
+		name = truncate(name, nameW)
+		name += strings.Repeat(" ", max(nameW-ansi.StringWidth(name), 0))
+		key := ""
+		if e.key != "" {
+			key = "  " + e.key
+		}
+		room := max(m.width-nameW-18, 8) // the key column keeps about 14 columns
+		desc := truncate(e.desc, room)
+		desc += strings.Repeat(" ", max(min(descW, room)-ansi.StringWidth(desc), 0))
+		if i == m.menuCursor {
+			lines = append(lines, styleSel.Render(truncate("▸ "+name+"  "+desc+key, m.width)))
+		} else {
+			lines = append(lines, truncate("  "+name+"  "+styleDim.Render(desc)+styleHunk.Render(key), m.width))
+		}
+	}
+	more := ""
+	if len(list) > end-start {
+		more = fmt.Sprintf("%d of %d · ", m.menuCursor+1, len(list))
+	}
+	lines = append(lines, styleDim.Render(truncate(more+"↑/↓ choose · Tab completes · Enter runs · Esc closes · ? all keys", m.width)))
+	return lines
 }
