@@ -26,9 +26,11 @@ type action struct {
 	run     func(m *model, args string) tea.Cmd
 }
 
-// actions are the UI's own commands, in the order the menu lists them.
+// actions are the UI's own commands, in the order the menu lists them. help comes first, so that a
+// stray / and Enter opens the help instead of changing anything.
 func actions() []action {
 	return []action{
+		{name: "help", desc: "every key and command", key: "?", run: func(m *model, _ string) tea.Cmd { m.openHelp(); return nil }},
 		{name: "undo", desc: "undo the last prompt and the files it changed", key: "ctrl+z", session: true, run: (*model).undoArgs},
 		{name: "redo", desc: "redo what was undone", key: "ctrl+y", session: true, run: (*model).redoArgs},
 		{name: "new", aliases: []string{"clear"}, desc: "start a new session", key: "ctrl+n", run: func(m *model, _ string) tea.Cmd { return m.newSession() }},
@@ -44,7 +46,6 @@ func actions() []action {
 		{name: "inbox", desc: "what waits for you: approvals, questions, forms", key: "ctrl+w", run: func(m *model, _ string) tea.Cmd { return m.openInbox() }},
 		{name: "thinking", desc: "show or hide the model's reasoning", key: "ctrl+r", run: func(m *model, _ string) tea.Cmd { m.thinking = !m.thinking; m.dirty = true; return nil }},
 		{name: "details", desc: "show tools' whole output and long prompts whole, or their ends", key: "ctrl+t", run: func(m *model, _ string) tea.Cmd { m.fullTool = !m.fullTool; m.dirty = true; return nil }},
-		{name: "help", desc: "every key and command", key: "?", run: func(m *model, _ string) tea.Cmd { m.openHelp(); return nil }},
 		{name: "quit", aliases: []string{"exit", "q"}, desc: "leave tandem attach (the server goes on)", key: "ctrl+c", run: func(*model, string) tea.Cmd { return tea.Quit }},
 	}
 }

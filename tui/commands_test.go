@@ -29,7 +29,7 @@ func TestTheMenuFiltersAsYouType(t *testing.T) {
 	tests := []struct {
 		name, query, want string
 	}{
-		{"an empty query lists the UI's actions, then the server's commands", "", "undo redo new sessions models agents compact share unshare fork rename export inbox thinking details help quit init review git/commit"},
+		{"an empty query lists the UI's actions, then the server's commands", "", "help undo redo new sessions models agents compact share unshare fork rename export inbox thinking details quit init review git/commit"},
 		{"the exact name comes first, then names starting with it", "share", "share unshare"},
 		{"names starting with it come before descriptions containing it", "un", "undo unshare redo review"},
 		{"names containing it come before names holding its letters apart", "are", "share unshare"},

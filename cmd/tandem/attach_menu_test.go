@@ -51,7 +51,7 @@ func TestAttachRunsSlashCommandsNeverAsPrompts(t *testing.T) {
 	t.Run("/ opens the menu with the UI's actions and the server's commands", func(t *testing.T) {
 		sc := sc.on(t)
 		sc.typeText("/")
-		sc.waitText("▸ /undo", "ctrl+z", "/redo", "ctrl+y", "Enter runs")
+		sc.waitText("▸ /help", "/undo", "ctrl+z", "/redo", "ctrl+y", "Enter runs")
 		sc.typeText("rev")
 		sc.waitText("▸ /review", "review the uncommitted changes")
 		sc.keys("BSpace", "BSpace", "BSpace")
