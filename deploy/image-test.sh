@@ -128,7 +128,7 @@ EOF
   rm -rf "$rootfs"/usr/share/{man,info,locale,lintian}/* "$rootfs"/var/lib/apt/lists/* \
     "$rootfs"/var/cache/apt/* "$rootfs"/var/cache/debconf/*-old "$rootfs"/var/log/*
   echo "debootstrap took $(($(date +%s) - t0)) s"
-  tar -C "$rootfs" -c . | podman import --change 'CMD ["bash"]' - "$debian" >/dev/null
+  tar -C "$rootfs" -c . | podman import -q --change 'CMD ["bash"]' - "$debian" >/dev/null
   rm -rf "$rootfs"
 fi
 goroot=$(go env GOROOT)
@@ -255,6 +255,12 @@ session=$(prompt_git_status "$port")
 echo "a demo-model prompt ran git status in the mounted workspace as uid 10001"
 
 echo "the sandbox, as GET /config reports it: $(api "$port" GET /config | jq -c '.sandbox_status // "not reported (this build has no sandbox_status)"')"
+# Whether Landlock works in the image under Podman's default seccomp profile, asked of the kernel by a
+# probe run as the image's user: reported, since either answer is one the sandbox must handle.
+CGO_ENABLED=0 go build -o "$tmp/landlockprobe" ./deploy/testdata/landlockprobe || fail "build the Landlock probe"
+landlock=$(podman run --rm -v "$tmp/landlockprobe:/usr/local/bin/landlockprobe:ro" "$image" landlockprobe 2>>"$tmp/run.log" || true)
+[ -n "$landlock" ] || { cat "$tmp/run.log" >&2; fail "the Landlock probe did not run in the image"; }
+echo "Landlock in the container, as the kernel answers uid 10001: $landlock"
 
 podman restart "$name" >/dev/null 2>>"$tmp/run.log" || { cat "$tmp/run.log" >&2; fail "podman restart"; }
 wait_healthy "$port"
