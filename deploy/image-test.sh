@@ -35,6 +35,7 @@ image=localhost/tandem:ci
 containers=()
 volumes=()
 service_pid=""
+ollama_pid=""
 compose_up=""
 
 say() { echo "== image: $*"; }
@@ -65,6 +66,10 @@ cleanup() {
   fi
   for c in "${containers[@]}"; do podman rm -f -t 0 "$c" >/dev/null 2>&1; done
   for v in "${volumes[@]}"; do podman volume rm -f "$v" >/dev/null 2>&1; done
+  if [ -n "$ollama_pid" ]; then
+    kill "$ollama_pid" 2>/dev/null
+    wait "$ollama_pid" 2>/dev/null
+  fi
   if [ -n "$service_pid" ]; then
     kill "$service_pid" 2>/dev/null
     wait "$service_pid" 2>/dev/null
@@ -286,14 +291,17 @@ for _ in $(seq 100); do
 done
 curl -fsS -m 1 --unix-socket "$socket" http://d/_ping >/dev/null 2>&1 || fail "podman system service did not answer on $socket"
 
-compose_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])'; }
+compose_port=$(free_port)
+ollama_port=$(free_port)
 : >"$tmp/empty.env"
 # compose runs docker-compose on the repository's compose file with only the variables the README's
-# recipe sets: nothing from the caller's environment or a developer's .env leaks in.
+# recipe sets, Ollama being a stand-in the script serves on the host (deploy/testdata/fake-ollama.py):
+# nothing from the caller's environment or a developer's .env leaks in.
 compose() {
   env -i PATH="$PATH" HOME="$tmp" DOCKER_HOST="unix://$socket" \
     TANDEM_SERVER_PASSWORD="$password" TANDEM_WORKSPACE="$workspace" TANDEM_PORT="$compose_port" TANDEM_IMAGE="$image" \
-    OPENAI_BASE_URL=http://ollama:11434/v1 OPENAI_API_KEY=ollama TANDEM_MODEL=openai/qwen2.5-coder:7b \
+    OPENAI_BASE_URL="http://host.containers.internal:$ollama_port/v1" OPENAI_API_KEY=ollama TANDEM_MODEL=openai/qwen2.5-coder:7b \
     docker-compose --project-directory . -f docker-compose.yml --env-file "$tmp/empty.env" -p "$run_id" "$@"
 }
 # TANDEM_IMAGE: compose runs the image just built from the same Dockerfile (through the socket the
@@ -314,6 +322,22 @@ echo "the named volume ${run_id}_tandem-data holds /data"
 default=$(api "$compose_port" GET /config/providers | jq -r '.default.openai')
 [ "$default" = qwen2.5-coder:7b ] || fail "TANDEM_MODEL did not reach the container: the openai default is $default"
 echo "TANDEM_MODEL from the environment is the default model (openai/$default at OPENAI_BASE_URL)"
+# The stand-in Ollama listens where host.containers.internal leads from the compose network: its gateway.
+gateway=$(podman network inspect "${run_id}_default" --format '{{range .Subnets}}{{.Gateway}}{{end}}')
+python3 deploy/testdata/fake-ollama.py "$gateway" "$ollama_port" "$tmp/ollama.log" 2>"$tmp/ollama.err" &
+ollama_pid=$!
+for _ in $(seq 50); do
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$gateway:$ollama_port/")" = 501 ] && break
+  sleep 0.1
+done
+sid=$(api "$compose_port" POST /session '{}' | jq -r .id)
+api "$compose_port" POST "/session/$sid/message" '{"parts": [{"type": "text", "text": "hello"}]}' >/dev/null
+answer=$(api "$compose_port" GET "/session/$sid/message" | jq -r '.[-1].parts[] | select(.type == "text") | .text')
+if [ "$answer" != "Ollama's qwen2.5-coder:7b says hello." ] || ! grep -qx 'qwen2.5-coder:7b' "$tmp/ollama.log" 2>/dev/null; then
+  cat "$tmp/ollama.err" >&2
+  fail "the prompt did not reach Ollama's qwen2.5-coder:7b; the answer: $answer; Ollama was asked for: $(cat "$tmp/ollama.log" 2>/dev/null)"
+fi
+echo "a prompt went to the model TANDEM_MODEL names, at OPENAI_BASE_URL (a stand-in Ollama)"
 prompt_git_status "$compose_port" >/dev/null
 echo "a demo-model prompt ran git status through compose"
 compose down -v >"$tmp/compose.log" 2>&1 || { cat "$tmp/compose.log" >&2; fail "docker-compose down -v"; }
