@@ -7,8 +7,9 @@
 # socket (volume and healthcheck included) with the Ollama settings, prompts, and takes it down.
 #
 # No registry is reachable in CI, so the bases are made locally and passed as the Dockerfile's build
-# arguments: a debootstrap'd Debian (the runtime base; the Dockerfile's Debian branch) and that Debian with
-# this machine's Go toolchain copied in (the build stage). Both are kept for the next run.
+# arguments: a debootstrap'd Debian (the runtime base; the Dockerfile's Debian branch) and that Debian set
+# up as the golang image is, with this machine's Go toolchain mounted in (the build stage). Both are kept
+# for the next run.
 #
 # Run by scripts/test.sh. Under CI=true a missing tool fails; elsewhere the script says so and skips.
 # Everything it starts (containers, volumes, networks, the podman service) is removed when it exits.
@@ -137,33 +138,34 @@ EOF
   rm -rf "$rootfs"
 fi
 goroot=$(go env GOROOT)
-golang="localhost/tandem-ci/golang:$(go env GOVERSION | sed 's/^go//')"
+golang=localhost/tandem-ci/golang-mounted:1
 if podman image exists "$golang"; then
   echo "reusing $golang"
 else
-  # The official golang image's layout: the toolchain in /usr/local/go, GOPATH=/go, and the CA
-  # certificates to fetch modules with (this machine's, which trust what its egress trusts).
-  cat >"$tmp/Containerfile.golang" <<EOF
+  # The official golang image's layout (the toolchain in /usr/local/go, GOPATH=/go) and the CA
+  # certificates to fetch modules with: this machine's, which trust what its egress trusts. The
+  # toolchain itself is this machine's, mounted at /usr/local/go by the build below: copying its
+  # quarter of a gigabyte into an image would cost CI a minute.
+  mkdir "$tmp/golang-context"
+  cat >"$tmp/golang-context/Containerfile" <<EOF
 FROM $debian
-COPY . /usr/local/go
 RUN mkdir -p /etc/ssl/certs && cp /run/host-ca.crt /etc/ssl/certs/ca-certificates.crt
 ENV GOPATH=/go GOTOOLCHAIN=local PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 WORKDIR /go
 EOF
   podman build -q --pull=never "${build_limits[@]}" -v "${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}:/run/host-ca.crt:ro" \
-    -t "$golang" -f "$tmp/Containerfile.golang" "$goroot" >/dev/null ||
-    fail "build $golang from $goroot"
+    -t "$golang" "$tmp/golang-context" >/dev/null || fail "build $golang"
 fi
 echo "base images ready in $(($(date +%s) - t0)) s"
 
 # ---------------------------------------------------------------------------------------------------
 say "podman build from ./Dockerfile (RUNTIME_IMAGE=$debian)"
-# --format docker keeps HEALTHCHECK (OCI images have no field for it). The host's module and build
-# caches are mounted into the build stage so CI does not download or compile everything twice.
+# --format docker keeps HEALTHCHECK (OCI images have no field for it). The host's Go toolchain, module
+# cache and build cache are mounted into the build stage, so CI does not download or compile twice.
 build_start=$(date +%s)
 podman build --pull=never --format docker "${build_limits[@]}" \
   --build-arg GOLANG_IMAGE="$golang" --build-arg RUNTIME_IMAGE="$debian" \
-  -v "$(go env GOMODCACHE):/go/pkg/mod" -v "$(go env GOCACHE):/root/.cache/go-build" \
+  -v "$goroot:/usr/local/go:ro" -v "$(go env GOMODCACHE):/go/pkg/mod" -v "$(go env GOCACHE):/root/.cache/go-build" \
   -t "$image" . >"$tmp/build.log" 2>&1 || { tail -n 60 "$tmp/build.log" >&2; fail "podman build"; }
 echo "built in $(($(date +%s) - build_start)) s"
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1000000 }'; }
