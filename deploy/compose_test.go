@@ -16,10 +16,13 @@ import (
 // composeFile is the part of `docker-compose config` output the tests read.
 type composeFile struct {
 	Services map[string]struct {
-		Build       any                `yaml:"build"`
-		Image       string             `yaml:"image"`
-		User        string             `yaml:"user"`
-		Ports       []string           `yaml:"ports"`
+		Build     any      `yaml:"build"`
+		Image     string   `yaml:"image"`
+		User      string   `yaml:"user"`
+		Ports     []string `yaml:"ports"`
+		DependsOn map[string]struct {
+			Condition string `yaml:"condition"`
+		} `yaml:"depends_on"`
 		Environment map[string]*string `yaml:"environment"`
 		Volumes     []string           `yaml:"volumes"`
 		Profiles    []string           `yaml:"profiles"`
@@ -43,6 +46,12 @@ func dockerCompose(t *testing.T) string {
 // developer's .env can leak in.
 func composeConfig(t *testing.T, env map[string]string, args ...string) (string, error) {
 	t.Helper()
+	return composeFileConfig(t, "docker-compose.yml", env, args...)
+}
+
+// composeFileConfig is composeConfig for another compose file of the repository.
+func composeFileConfig(t *testing.T, file string, env map[string]string, args ...string) (string, error) {
+	t.Helper()
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +61,7 @@ func composeConfig(t *testing.T, env map[string]string, args ...string) (string,
 		t.Fatal(err)
 	}
 	cmd := exec.Command(dockerCompose(t), append([]string{
-		"--project-directory", root, "-f", filepath.Join(root, "docker-compose.yml"), "--env-file", envFile,
+		"--project-directory", root, "-f", filepath.Join(root, file), "--env-file", envFile,
 	}, args...)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	for k, v := range env {
@@ -98,8 +107,13 @@ func TestComposeFile(t *testing.T) {
 			t.Errorf("TANDEM_SERVER_PASSWORD = %v, want the environment's value", got)
 		}
 	})
-	t.Run("provider keys pass through only when set", func(t *testing.T) {
-		for _, key := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"} {
+	t.Run("the image compose builds is tandem:local", func(t *testing.T) {
+		if tandem.Image != "tandem:local" {
+			t.Errorf("image %q, want tandem:local", tandem.Image)
+		}
+	})
+	t.Run("provider keys and the default model pass through only when set", func(t *testing.T) {
+		for _, key := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "TANDEM_MODEL"} {
 			value, listed := tandem.Environment[key]
 			if !listed || value != nil {
 				t.Errorf("%s: listed=%v value=%v; want listed without a value (taken from the environment when set)", key, listed, value)
@@ -138,7 +152,7 @@ func TestComposeRefusesToStartWithoutAPassword(t *testing.T) {
 func TestComposeWiresOllamaWhenAsked(t *testing.T) {
 	out, err := composeConfig(t, map[string]string{
 		"TANDEM_SERVER_PASSWORD": "pw", "COMPOSE_PROFILES": "ollama",
-		"OPENAI_BASE_URL": "http://ollama:11434/v1", "OPENAI_API_KEY": "ollama",
+		"OPENAI_BASE_URL": "http://ollama:11434/v1", "OPENAI_API_KEY": "ollama", "TANDEM_MODEL": "openai/qwen2.5-coder:7b",
 	}, "config")
 	if err != nil {
 		t.Fatalf("docker-compose config: %v\n%s", err, out)
@@ -148,9 +162,71 @@ func TestComposeWiresOllamaWhenAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := config.Services["tandem"].Environment
-	for key, want := range map[string]string{"OPENAI_BASE_URL": "http://ollama:11434/v1", "OPENAI_API_KEY": "ollama"} {
+	for key, want := range map[string]string{"OPENAI_BASE_URL": "http://ollama:11434/v1", "OPENAI_API_KEY": "ollama", "TANDEM_MODEL": "openai/qwen2.5-coder:7b"} {
 		if got := env[key]; got == nil || *got != want {
 			t.Errorf("%s = %v, want %s", key, got, want)
 		}
 	}
+}
+
+// TestClusterComposeFile checks docker-compose.cluster.yml, the two nodes and
+// PostgreSQL the Postgres store is being built for; only its configuration
+// can be checked until that store lands.
+func TestClusterComposeFile(t *testing.T) {
+	out, err := composeFileConfig(t, "docker-compose.cluster.yml",
+		map[string]string{"TANDEM_SERVER_PASSWORD": "pw", "POSTGRES_PASSWORD": "pg"}, "config")
+	if err != nil {
+		t.Fatalf("docker-compose config: %v\n%s", err, out)
+	}
+	var config composeFile
+	if err := yaml.Unmarshal([]byte(out), &config); err != nil {
+		t.Fatalf("parse docker-compose config output: %v\n%s", err, out)
+	}
+	postgres, ok := config.Services["postgres"]
+	if !ok {
+		t.Fatalf("no postgres service in:\n%s", out)
+	}
+	t.Run("PostgreSQL keeps its data on a volume and says when it is ready", func(t *testing.T) {
+		if !slices.Contains(postgres.Volumes, "postgres-data:/var/lib/postgresql/data:rw") || len(postgres.Healthcheck.Test) == 0 {
+			t.Errorf("postgres volumes %q, healthcheck %q; want postgres-data and a healthcheck", postgres.Volumes, postgres.Healthcheck.Test)
+		}
+		if got := postgres.Environment["POSTGRES_PASSWORD"]; got == nil || *got != "pg" {
+			t.Errorf("POSTGRES_PASSWORD = %v, want the environment's", got)
+		}
+	})
+	for node, port := range map[string]string{"tandem-1": "4096", "tandem-2": "4097"} {
+		tandem, ok := config.Services[node]
+		if !ok {
+			t.Fatalf("no %s service in:\n%s", node, out)
+		}
+		t.Run(node+" is built from the Dockerfile and published on loopback port "+port, func(t *testing.T) {
+			if tandem.Build == nil || !slices.Equal(tandem.Ports, []string{"127.0.0.1:" + port + ":4096/tcp"}) {
+				t.Errorf("build %v, ports %q", tandem.Build, tandem.Ports)
+			}
+		})
+		t.Run(node+" has a data volume of its own and serves the project", func(t *testing.T) {
+			root, _ := filepath.Abs(repoRoot)
+			if !slices.Contains(tandem.Volumes, node+"-data:/data:rw") || !slices.Contains(tandem.Volumes, root+":/workspace:rw") {
+				t.Errorf("volumes %q", tandem.Volumes)
+			}
+		})
+		t.Run(node+" starts once PostgreSQL is healthy and is told where it is", func(t *testing.T) {
+			url := tandem.Environment["TANDEM_DATABASE_URL"]
+			if tandem.DependsOn["postgres"].Condition != "service_healthy" || url == nil || !strings.Contains(*url, ":pg@postgres:5432/") {
+				t.Errorf("depends_on %v, TANDEM_DATABASE_URL %v", tandem.DependsOn, url)
+			}
+		})
+		t.Run(node+" takes the password from the environment and runs the image's healthcheck", func(t *testing.T) {
+			if got := tandem.Environment["TANDEM_SERVER_PASSWORD"]; got == nil || *got != "pw" ||
+				!slices.Equal(tandem.Healthcheck.Test, []string{"CMD", "tandem-healthcheck"}) {
+				t.Errorf("TANDEM_SERVER_PASSWORD %v, healthcheck %q", got, tandem.Healthcheck.Test)
+			}
+		})
+	}
+	t.Run("without a database password it refuses to start", func(t *testing.T) {
+		out, err := composeFileConfig(t, "docker-compose.cluster.yml", map[string]string{"TANDEM_SERVER_PASSWORD": "pw"}, "config")
+		if err == nil || !strings.Contains(out, "set the database password") {
+			t.Errorf("err=%v, output:\n%s\nwant a failure saying to set the database password", err, out)
+		}
+	})
 }

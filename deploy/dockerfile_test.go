@@ -199,6 +199,29 @@ func TestDockerfileBuildsTheREADMEBinary(t *testing.T) {
 	})
 }
 
+// installed lists the packages that each `program verb ...` in a RUN line's words installs: the
+// words after it up to the end of that command, options left out.
+func installed(words []string, program, verb string) []string {
+	var packages []string
+	for i := 0; i+1 < len(words); i++ {
+		if words[i] != program || words[i+1] != verb {
+			continue
+		}
+		for _, w := range words[i+2:] {
+			if w == "&&" || w == ";" || strings.HasSuffix(w, ";") || w == "||" {
+				if w != ";" && strings.HasSuffix(w, ";") {
+					packages = append(packages, strings.TrimSuffix(w, ";"))
+				}
+				break
+			}
+			if !strings.HasPrefix(w, "-") {
+				packages = append(packages, w)
+			}
+		}
+	}
+	return packages
+}
+
 // withoutOutput drops "-o path": where the binary is written does not
 // change what is built.
 func withoutOutput(args []string) []string {
@@ -241,9 +264,16 @@ func TestDockerfileFinalImage(t *testing.T) {
 		all = append(all, in)
 	}
 
-	t.Run("the build stage is Go 1.26", func(t *testing.T) {
-		if from := stages[0][0].args; !strings.HasPrefix(from, "golang:${GO_VERSION}") || !strings.Contains(readFile(t, "Dockerfile"), "ARG GO_VERSION=1.26\n") {
-			t.Errorf("build stage FROM %q, want golang:${GO_VERSION} with GO_VERSION=1.26", from)
+	dockerfile := readFile(t, "Dockerfile")
+	t.Run("the build stage is Go 1.26 unless a local base is given", func(t *testing.T) {
+		if from := stages[0][0].args; !strings.HasPrefix(from, "${GOLANG_IMAGE} ") ||
+			!strings.Contains(dockerfile, "ARG GO_VERSION=1.26\n") || !strings.Contains(dockerfile, "ARG GOLANG_IMAGE=golang:${GO_VERSION}\n") {
+			t.Errorf("build stage FROM %q, want ${GOLANG_IMAGE} defaulting to golang:${GO_VERSION} with GO_VERSION=1.26", from)
+		}
+	})
+	t.Run("the runtime base is Alpine unless another is given", func(t *testing.T) {
+		if from := final[0].args; from != "${RUNTIME_IMAGE}" || !strings.Contains(dockerfile, "ARG RUNTIME_IMAGE=alpine:${ALPINE_VERSION}\n") {
+			t.Errorf("final stage FROM %q, want ${RUNTIME_IMAGE} defaulting to alpine:${ALPINE_VERSION}", from)
 		}
 	})
 	t.Run("the server runs as a user that is not root", func(t *testing.T) {
@@ -251,23 +281,23 @@ func TestDockerfileFinalImage(t *testing.T) {
 			t.Errorf("final USER = %q, want a non-root user", user)
 		}
 	})
-	t.Run("the image has a shell, git, ripgrep and CA certificates", func(t *testing.T) {
-		var packages []string
-		for _, in := range all {
-			if in.keyword != "RUN" {
-				continue
+	t.Run("the image has a shell, git, ripgrep and CA certificates on Alpine and on Debian", func(t *testing.T) {
+		for _, manager := range [][2]string{{"apk", "add"}, {"apt-get", "install"}} {
+			var packages []string
+			for _, in := range all {
+				if in.keyword != "RUN" {
+					continue
+				}
+				words, err := shellWords(in.args)
+				if err != nil {
+					t.Fatal(err)
+				}
+				packages = append(packages, installed(words, manager[0], manager[1])...)
 			}
-			words, err := shellWords(in.args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i := slices.Index(words, "add"); i > 0 && words[i-1] == "apk" {
-				packages = append(packages, words[i+1:]...)
-			}
-		}
-		for _, want := range []string{"bash", "git", "ripgrep", "ca-certificates"} {
-			if !slices.Contains(packages, want) {
-				t.Errorf("apk add installs %v, missing %s", packages, want)
+			for _, want := range []string{"bash", "git", "ripgrep", "ca-certificates"} {
+				if !slices.Contains(packages, want) {
+					t.Errorf("%s %s installs %v, missing %s", manager[0], manager[1], packages, want)
+				}
 			}
 		}
 	})

@@ -57,6 +57,9 @@ type entry struct {
 	provider  Provider
 	models    []ModelInfo
 	apiIDs    map[string]string // model key -> ID sent to the API, when they differ
+	// elsewhere: a built-in provider pointed at another server (OPENAI_BASE_URL at Ollama, say),
+	// whose models the built-in table does not describe.
+	elsewhere bool
 }
 
 // NewRegistry builds every provider the configuration describes. env is only consulted to tell
@@ -146,6 +149,7 @@ func buildEntry(id string, pc config.ProviderConfig, env func(string) string, st
 	e.connected = key != "" || (proto == protoOpenAI && customURL && !needsKey)
 
 	e.models = modelsFor(id, pc)
+	e.elsewhere = isBuiltin && customURL
 	for key, mc := range pc.Models {
 		if mc.ID != "" && mc.ID != key {
 			e.apiIDs[key] = mc.ID
@@ -359,7 +363,9 @@ func (r *Registry) Usable(providerID, modelID string) int64 {
 
 // CheckModel says why ref ("provider/model") cannot be chosen as a default model, or nil. The
 // provider must be built in, configured or the demo; the model must be one it lists, unless it
-// lists none (a local server whose models are not configured).
+// lists none (a local server whose models are not configured) or it is a built-in provider at
+// another server's URL (Ollama as "openai"): tandem's table of OpenAI's models says nothing of
+// what that server has.
 func (r *Registry) CheckModel(ref string) error {
 	providerID, modelID, ok := config.SplitModel(ref)
 	if !ok {
@@ -369,7 +375,7 @@ func (r *Registry) CheckModel(ref string) error {
 	if !ok {
 		return fmt.Errorf("%q: there is no provider %q (known: %s); configure provider.%s first", ref, providerID, strings.Join(r.order, ", "), providerID)
 	}
-	if len(e.models) == 0 {
+	if len(e.models) == 0 || e.elsewhere {
 		return nil
 	}
 	ids := make([]string, 0, len(e.models))

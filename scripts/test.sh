@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test tandem has, in the order that fails fastest. Run `bash .ci/run` once first on a fresh
-# machine: it installs what these need (Go modules, npm packages, tmux, chromium, docker-compose)
+# machine: it installs what these need (Go modules, npm packages, tmux, chromium, docker-compose, podman)
 # and runs this script with CI=true.
 #
 # No suite is skipped silently. A suite whose dependency is missing fails under CI (CI=true: CI
@@ -82,6 +82,13 @@ if command -v jq >/dev/null && command -v curl >/dev/null; then
   bash scripts/readme-test.sh
 else
   missing "the README test: jq or curl is missing (apt-get install jq curl)"
+fi
+
+echo "== the container image: built from the Dockerfile, run, and brought up with docker-compose (deploy/image-test.sh)"
+if [ "$(id -u)" = 0 ] && command -v podman >/dev/null && command -v debootstrap >/dev/null; then
+  bash deploy/image-test.sh
+else
+  missing "the container image test: it needs root, podman and debootstrap (apt-get install podman runc iptables netavark aardvark-dns debootstrap)"
 fi
 
 for suite in e2e compat; do
