@@ -82,6 +82,11 @@ func (a *analyzer) script(src string, d Dialect, depth int) {
 		a.unjudged("shell scripts nested too deeply to follow")
 		return
 	}
+	if strings.ContainsRune(src, '\r') {
+		// The parser reads a carriage return as a line's end (CRLF scripts); the shells read it as
+		// part of a word, so ">&\r0" is a write to a file named "\r0" that the parser sees as ">&0".
+		a.unjudged("it contains a carriage return, which the shell reads as part of a word")
+	}
 	f, err := syntax.NewParser(syntax.Variant(d.lang())).Parse(strings.NewReader(src), "")
 	if err != nil {
 		a.unjudged("the command could not be parsed: " + err.Error())
