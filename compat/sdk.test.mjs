@@ -25,6 +25,7 @@ const extensions = [
   /^(global )?(permission|question)\.(replied|rejected)\.(payload\.)?properties\.client$/, // who answered, so other clients can say so
   /^(global )?question\.rejected\.(payload\.)?properties\.cause$/, // reject (dismissed), timeout or cancel: OpenCode's event does not say why
   /^(global )?message\.part\.delta\.(payload\.)?properties\.offset$/, // where a delta starts in its part's text, so a client that loaded the part mid-stream applies exactly what it lacks
+  /^GET \/config\.sandbox_status$/, // what the kernel enforces of the user's sandbox setting
 ];
 
 /** Event types tandem adds; OpenCode's Event union has no schema for them. */

@@ -62,7 +62,8 @@ describe("OpenCode's terminal UI runs shell and slash commands on tandem", { ski
   });
 
   test('Esc Esc stops a slow !command and its process group', async () => {
-    const pidFile = path.join(server.root, 'shell-sleep.pid');
+    // In the project: the kernel sandbox lets a command write there, not beside tandem's data directory.
+    const pidFile = path.join(server.project, 'shell-sleep.pid');
     term.tmux('send-keys', '-t', term.target, '-l', '!');
     await sleep(300);
     await term.type(`sleep 300 & echo $! > ${pidFile}; wait; echo not-$((40+2))-reached`);
