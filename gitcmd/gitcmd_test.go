@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tandem/testenv"
 )
 
 func TestArgs(t *testing.T) {
@@ -91,15 +93,7 @@ func TestConfiguredKeys(t *testing.T) {
 }
 
 // gitIn runs the test's own git (not gitcmd's) in dir.
-func gitIn(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
+func gitIn(t *testing.T, dir string, args ...string) { t.Helper(); testenv.Git(t, dir, args...) }
 
 // TestOpenFindsEveryDriverGitWouldRun builds a repository whose filter drivers are configured
 // directly (one with "=" in its name, which git -c could not override), through include.path and

@@ -6,17 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"tandem/testenv"
 )
 
-func gitInDir(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
+func gitInDir(t *testing.T, dir string, args ...string) { t.Helper(); testenv.Git(t, dir, args...) }
 
 // TestAGrantScopeIsTheDirectoryNotWhatTheRepositorySays: a clone of a project (the same root commit)
 // whose configuration names the project as its work tree (core.worktree) still has a grant scope

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"tandem/snapshot"
+	"tandem/testenv"
 )
 
 func write(tb testing.TB, dir, name, content string) {
@@ -40,14 +40,7 @@ func read(t *testing.T, dir, name string) (string, bool) {
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
+	return testenv.Git(t, dir, args...)
 }
 
 func newStore(t *testing.T, log *bytes.Buffer) *snapshot.Store {

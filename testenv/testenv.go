@@ -125,3 +125,17 @@ func MCPClients(tb testing.TB) (dir, node string) {
 	}
 	return dir, node
 }
+
+// Git runs the test's own git in dir, with an author and committer set, and returns its output;
+// a failure fails the test. It is never the git tandem runs for itself (package gitcmd).
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
