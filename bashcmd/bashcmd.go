@@ -206,6 +206,11 @@ func isNumber(s string) bool {
 	return s[0] >= '0' && s[0] <= '9'
 }
 
+// isDecimal reports whether s is a non-empty run of the digits 0-9.
+func isDecimal(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
 func isArithmeticTest(op syntax.BinTestOperator) bool {
 	switch op {
 	case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
@@ -234,7 +239,8 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 		appendMode = true
 	case syntax.DplOut:
 		// >&2 and >&- duplicate or close descriptors; >&file writes a file.
-		if v, ok := wordValue(r.Word); ok && (v == "-" || isNumber(strings.TrimSuffix(v, "-"))) {
+		// Only decimal digits name a descriptor: bash reads >&0A as a file named 0A.
+		if v, ok := wordValue(r.Word); ok && (v == "-" || isDecimal(strings.TrimSuffix(v, "-"))) {
 			return
 		}
 	default:
