@@ -1,4 +1,4 @@
-module tandem
+module github.com/tandem-dev/tandem
 
 go 1.26.0
 

@@ -7,10 +7,10 @@ import (
 	"net/url"
 	"strconv"
 
-	"tandem/command"
-	"tandem/permission"
-	"tandem/question"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/agent/question"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/agent/slash"
 )
 
 // SearchSessions lists the directory's sessions, most recently updated first; search keeps those
@@ -134,14 +134,14 @@ func (c *Client) Summarize(ctx context.Context, sessionID string, in session.Sum
 
 // Commands lists the slash commands the server offers in the client's directory: its built-ins
 // (init, review), the configuration's and the command files'.
-func (c *Client) Commands(ctx context.Context) ([]command.Command, error) {
-	var out []command.Command
+func (c *Client) Commands(ctx context.Context) ([]slash.Command, error) {
+	var out []slash.Command
 	return out, c.do(ctx, http.MethodGet, "/command", nil, &out)
 }
 
 // RunCommand runs a slash command in a session: the server expands its template and sends it as a
 // prompt. It returns when the turn ends, with its last assistant message.
-func (c *Client) RunCommand(ctx context.Context, sessionID string, in command.RunInput) (session.WithParts, error) {
+func (c *Client) RunCommand(ctx context.Context, sessionID string, in slash.RunInput) (session.WithParts, error) {
 	var out session.WithParts
 	return out, c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/command", in, &out)
 }

@@ -13,10 +13,10 @@ import (
 	"net/url"
 	"strings"
 
-	"tandem/mcp"
-	"tandem/permission"
-	"tandem/provider"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/mcpclient"
+	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider"
 )
 
 // Client calls one tandem server.
@@ -230,12 +230,12 @@ func (c *Client) AddSessionMCP(ctx context.Context, sessionID, name string, conf
 	if err != nil {
 		return "", err
 	}
-	return mcp.SessionKey(name, sessionID), nil
+	return mcpclient.SessionKey(name, sessionID), nil
 }
 
 // MCPStatus lists every MCP server's status by the name it is listed under (GET /mcp).
-func (c *Client) MCPStatus(ctx context.Context) (map[string]mcp.Status, error) {
-	var out map[string]mcp.Status
+func (c *Client) MCPStatus(ctx context.Context) (map[string]mcpclient.Status, error) {
+	var out map[string]mcpclient.Status
 	return out, c.do(ctx, http.MethodGet, "/mcp", nil, &out)
 }
 

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"tandem/sse"
+	"github.com/tandem-dev/tandem/internal/infra/sse"
 )
 
 // Event is one frame of the server's event stream.

@@ -10,7 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // composeFile is the part of `docker-compose config` output the tests read.
@@ -60,8 +60,9 @@ func composeFileConfig(t *testing.T, file string, env map[string]string, args ..
 	if err := os.WriteFile(envFile, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The project directory is the compose file's own, as when a user runs docker-compose -f FILE.
 	cmd := exec.Command(dockerCompose(t), append([]string{
-		"--project-directory", root, "-f", filepath.Join(root, file), "--env-file", envFile,
+		"--project-directory", filepath.Dir(filepath.Join(root, file)), "-f", filepath.Join(root, file), "--env-file", envFile,
 	}, args...)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	for k, v := range env {
@@ -169,11 +170,11 @@ func TestComposeWiresOllamaWhenAsked(t *testing.T) {
 	}
 }
 
-// TestClusterComposeFile checks docker-compose.cluster.yml, the two nodes and
+// TestClusterComposeFile checks deploy/docker-compose.cluster.yml, the two nodes and
 // PostgreSQL the Postgres store is being built for; only its configuration
 // can be checked until that store lands.
 func TestClusterComposeFile(t *testing.T) {
-	out, err := composeFileConfig(t, "docker-compose.cluster.yml",
+	out, err := composeFileConfig(t, "deploy/docker-compose.cluster.yml",
 		map[string]string{"TANDEM_SERVER_PASSWORD": "pw", "POSTGRES_PASSWORD": "pg"}, "config")
 	if err != nil {
 		t.Fatalf("docker-compose config: %v\n%s", err, out)
@@ -224,7 +225,7 @@ func TestClusterComposeFile(t *testing.T) {
 		})
 	}
 	t.Run("without a database password it refuses to start", func(t *testing.T) {
-		out, err := composeFileConfig(t, "docker-compose.cluster.yml", map[string]string{"TANDEM_SERVER_PASSWORD": "pw"}, "config")
+		out, err := composeFileConfig(t, "deploy/docker-compose.cluster.yml", map[string]string{"TANDEM_SERVER_PASSWORD": "pw"}, "config")
 		if err == nil || !strings.Contains(out, "set the database password") {
 			t.Errorf("err=%v, output:\n%s\nwant a failure saying to set the database password", err, out)
 		}

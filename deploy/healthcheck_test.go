@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // busyboxBin makes a directory whose sh, wget, base64, tr and printf are

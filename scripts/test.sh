@@ -58,7 +58,7 @@ else
 fi
 
 echo "== fuzz the bash judge (20 s)"
-go test -run '^$' -fuzz '^FuzzAnalyze$' -fuzztime 20s ./bashcmd/
+go test -run '^$' -fuzz '^FuzzAnalyze$' -fuzztime 20s ./internal/agent/shelljudge/
 
 echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...
@@ -69,12 +69,12 @@ CGO_ENABLED=0 go build -trimpath -o bin/tandem ./cmd/tandem
 export TANDEM_BIN="$PWD/bin/tandem"
 
 echo "== the benchmark harness, every figure at a small size (no thresholds: shared machines are noisy)"
-opencode_bin="compat/node_modules/opencode-linux-x64/bin/opencode"
+opencode_bin="test/compat/node_modules/opencode-linux-x64/bin/opencode"
 if [ -x "$opencode_bin" ]; then
-  go run ./bench -smoke -tandem "$TANDEM_BIN" -opencode "$opencode_bin"
+  go run ./test/bench -smoke -tandem "$TANDEM_BIN" -opencode "$opencode_bin"
 else
-  missing "OpenCode's side of the benchmark smoke: no $opencode_bin (npm ci in compat/)"
-  go run ./bench -smoke -tandem "$TANDEM_BIN" -opencode off
+  missing "OpenCode's side of the benchmark smoke: no $opencode_bin (npm ci in test/compat/)"
+  go run ./test/bench -smoke -tandem "$TANDEM_BIN" -opencode off
 fi
 
 echo "== the README, pasted into a shell as a newcomer would (scripts/readme-test.sh)"
@@ -91,7 +91,7 @@ else
   missing "the container image test: it needs root, podman and debootstrap (apt-get install podman runc iptables netavark aardvark-dns debootstrap)"
 fi
 
-for suite in e2e compat; do
+for suite in test/e2e test/compat; do
   echo "== $suite"
   if [ -d "$suite/node_modules" ] && command -v node >/dev/null; then
     (cd "$suite" && npm test)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"tandem/acpserver"
-	"tandem/client"
-	"tandem/tool"
+	"github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/agent/tool"
+	"github.com/tandem-dev/tandem/internal/door/acpagent"
 )
 
 // acpFlags are the flags of `tandem acp`.
@@ -71,7 +71,7 @@ func newACPCommand() *cobra.Command {
 					files = m.sessions.SetFiles
 				}
 			}
-			return acpserver.Serve(ctx, acpserver.Options{Client: c, Version: version, Logger: logger, Files: files}, os.Stdout, os.Stdin)
+			return acpagent.Serve(ctx, acpagent.Options{Client: c, Version: version, Logger: logger, Files: files}, os.Stdout, os.Stdin)
 		},
 	}
 	fl := cmd.Flags()

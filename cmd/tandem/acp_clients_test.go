@@ -13,11 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // The ACP clients in this file were written by others (npm, installed by `npm ci` in
-// mcpserver/testdata/clients): the official TypeScript SDK (@agentclientprotocol/sdk) and the acpx
+// internal/door/mcpserver/testdata/clients): the official TypeScript SDK (@agentclientprotocol/sdk) and the acpx
 // headless CLI. Each starts the real binary as `tandem acp` over stdio, as an editor does.
 
 func TestACPTypeScriptSDKClientOverStdio(t *testing.T) {

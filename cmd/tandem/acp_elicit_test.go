@@ -11,8 +11,8 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"tandem/client"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // TestACPPutsAnMCPServersRequestToTheEditor runs server-everything under `tandem acp`: its link

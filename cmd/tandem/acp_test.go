@@ -21,10 +21,10 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"tandem/bashcmd"
-	"tandem/client"
-	"tandem/mcp"
-	"tandem/permission"
+	"github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/agent/mcpclient"
+	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/agent/shelljudge"
 )
 
 // These tests drive the real binary (`tandem acp`) over stdio with the ACP Go SDK's client side,
@@ -611,7 +611,7 @@ func TestACPOverStdio(t *testing.T) {
 		// The server is the session's alone: listed under its name and the session's, with the
 		// session's ID, and absent from the project's servers.
 		key := string("inner@" + s.SessionId)
-		status := waitMCPStatus(t, e.rest, "the editor's server connected for its session", func(st map[string]mcp.Status) bool {
+		status := waitMCPStatus(t, e.rest, "the editor's server connected for its session", func(st map[string]mcpclient.Status) bool {
 			return st[key].Status == "connected"
 		})
 		if status[key].SessionID != string(s.SessionId) {
@@ -694,11 +694,11 @@ func TestACPOverStdio(t *testing.T) {
 			t.Fatalf("session/new with an MCP server: %v", err)
 		}
 		key := string("inner@" + s.SessionId)
-		waitMCPStatus(t, e.rest, "the attached editor's server connected", func(st map[string]mcp.Status) bool {
+		waitMCPStatus(t, e.rest, "the attached editor's server connected", func(st map[string]mcpclient.Status) bool {
 			return st[key].Status == "connected" && st[key].SessionID == string(s.SessionId)
 		})
 		other.close()
-		waitMCPStatus(t, e.rest, "the attached editor's server removed", func(st map[string]mcp.Status) bool {
+		waitMCPStatus(t, e.rest, "the attached editor's server removed", func(st map[string]mcpclient.Status) bool {
 			_, ok := st[key]
 			return !ok
 		})
@@ -737,7 +737,7 @@ func TestACPOverStdio(t *testing.T) {
 }
 
 // waitMCPStatus polls GET /mcp until ok holds.
-func waitMCPStatus(t *testing.T, c *client.Client, what string, ok func(map[string]mcp.Status) bool) map[string]mcp.Status {
+func waitMCPStatus(t *testing.T, c *client.Client, what string, ok func(map[string]mcpclient.Status) bool) map[string]mcpclient.Status {
 	t.Helper()
 	for deadline := time.Now().Add(waitLimit); ; time.Sleep(100 * time.Millisecond) {
 		st, err := c.MCPStatus(t.Context())
@@ -807,7 +807,7 @@ func TestACPEditorBuffersAndTerminals(t *testing.T) {
 		}
 		e.mu.Unlock()
 		// The same shell, dialect and flags as tandem's own runs.
-		if want := strings.Join(bashcmd.FindShell().Args("echo from-the-editor-terminal"), " "); len(ran) != 1 || ran[0] != want {
+		if want := strings.Join(shelljudge.FindShell().Args("echo from-the-editor-terminal"), " "); len(ran) != 1 || ran[0] != want {
 			t.Fatalf("the editor's terminals ran %q", ran)
 		}
 		var embedded string
@@ -908,7 +908,7 @@ func TestACPOverHTTPRemovesTheEditorsMCPServersWithItsConnection(t *testing.T) {
 	}
 
 	key := "self@" + sid
-	st := waitMCPStatus(t, rest, "the remote editor's server connected for its session", func(st map[string]mcp.Status) bool {
+	st := waitMCPStatus(t, rest, "the remote editor's server connected for its session", func(st map[string]mcpclient.Status) bool {
 		return st[key].Status == "connected"
 	})
 	if st[key].SessionID != sid {
@@ -919,7 +919,7 @@ func TestACPOverHTTPRemovesTheEditorsMCPServersWithItsConnection(t *testing.T) {
 	} else {
 		res.Body.Close()
 	}
-	waitMCPStatus(t, rest, "the remote editor's server removed", func(st map[string]mcp.Status) bool {
+	waitMCPStatus(t, rest, "the remote editor's server removed", func(st map[string]mcpclient.Status) bool {
 		_, ok := st[key]
 		return !ok
 	})

@@ -4,11 +4,11 @@ import (
 	"strings"
 	"sync"
 
-	"tandem/config"
-	"tandem/credential"
-	"tandem/errs"
-	"tandem/permission"
-	"tandem/provider"
+	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/base/errs"
+	"github.com/tandem-dev/tandem/internal/infra/config"
+	"github.com/tandem-dev/tandem/internal/infra/keys"
+	"github.com/tandem-dev/tandem/internal/infra/provider"
 )
 
 // agentRuntime holds what a config change replaces: the provider registry and the permission rules.
@@ -18,7 +18,7 @@ type agentRuntime struct {
 	env   func(string) string
 	perms *permission.Service
 
-	keys *credential.Store // the API keys stored through PUT /auth/{providerID}
+	keys *keys.Store // the API keys stored through PUT /auth/{providerID}
 	// notify applies the "notify" targets of a new configuration (set once the dispatcher runs).
 	notify func(config.Config)
 
@@ -31,7 +31,7 @@ type agentRuntime struct {
 	registry *provider.Registry
 }
 
-func newAgentRuntime(dir string, env func(string) string, perms *permission.Service, keys *credential.Store) (*agentRuntime, error) {
+func newAgentRuntime(dir string, env func(string) string, perms *permission.Service, keys *keys.Store) (*agentRuntime, error) {
 	rt := &agentRuntime{dir: dir, env: env, perms: perms, keys: keys, loaders: map[string]*config.Loader{}}
 	cfg, err := rt.Load(dir)
 	if err != nil {
@@ -125,7 +125,7 @@ func (rt *agentRuntime) apply(cfg config.Config) error {
 // models listed, from the next request on. Only providers the registry knows take a key: a built-in
 // one, or one the configuration describes (its baseURL and models).
 func (rt *agentRuntime) SetKey(providerID, key string, metadata map[string]string) error {
-	if err := credential.CheckProvider(providerID); err != nil {
+	if err := keys.CheckProvider(providerID); err != nil {
 		return err
 	}
 	if providerID == provider.DemoID {

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"tandem/provider/providertest"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
 
 // wire is one scripted provider protocol the agent tests run against.

@@ -16,33 +16,33 @@ import (
 	"sync/atomic"
 	"time"
 
-	"tandem/acpserver/acphttp"
-	"tandem/auth"
-	"tandem/bus"
-	"tandem/client"
-	"tandem/command"
-	"tandem/config"
-	"tandem/credential"
-	"tandem/discovery"
-	"tandem/errs"
-	"tandem/files"
-	"tandem/lease"
-	"tandem/mcp"
-	"tandem/mcpserver"
-	"tandem/notify"
-	"tandem/openapi"
-	"tandem/permission"
-	"tandem/pty"
-	"tandem/question"
-	"tandem/routes"
-	"tandem/sandbox"
-	"tandem/server"
-	"tandem/session"
-	"tandem/snapshot"
-	"tandem/store"
-	"tandem/tool"
-	"tandem/web"
-	"tandem/webpush"
+	"github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/agent/mcpclient"
+	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/agent/question"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/agent/slash"
+	"github.com/tandem-dev/tandem/internal/agent/tool"
+	"github.com/tandem-dev/tandem/internal/base/bus"
+	"github.com/tandem-dev/tandem/internal/base/errs"
+	"github.com/tandem-dev/tandem/internal/door/acpagent/acphttp"
+	"github.com/tandem-dev/tandem/internal/door/auth"
+	"github.com/tandem-dev/tandem/internal/door/mcpserver"
+	"github.com/tandem-dev/tandem/internal/door/openapi"
+	"github.com/tandem-dev/tandem/internal/door/routes"
+	"github.com/tandem-dev/tandem/internal/door/server"
+	"github.com/tandem-dev/tandem/internal/infra/config"
+	"github.com/tandem-dev/tandem/internal/infra/discovery"
+	"github.com/tandem-dev/tandem/internal/infra/files"
+	"github.com/tandem-dev/tandem/internal/infra/keys"
+	"github.com/tandem-dev/tandem/internal/infra/lease"
+	"github.com/tandem-dev/tandem/internal/infra/notify"
+	"github.com/tandem-dev/tandem/internal/infra/sandbox"
+	"github.com/tandem-dev/tandem/internal/infra/snapshot"
+	"github.com/tandem-dev/tandem/internal/infra/store"
+	"github.com/tandem-dev/tandem/internal/infra/terminal"
+	"github.com/tandem-dev/tandem/internal/infra/webpush"
+	"github.com/tandem-dev/tandem/web"
 )
 
 // Options configure one tandem server process.
@@ -119,8 +119,8 @@ type services struct {
 	sessions  *session.Service
 	perms     *permission.Service
 	questions *question.Service
-	mcp       *mcp.Manager
-	ptys      *pty.Manager
+	mcp       *mcpclient.Manager
+	ptys      *terminal.Manager
 	notify    *notify.Dispatcher
 	runtime   *agentRuntime
 	auth      *auth.Authority
@@ -159,7 +159,7 @@ func (s services) api() *routes.API {
 			&routes.ACPServer{Handler: s.acpHTTP},
 			&routes.Ptys{Manager: s.ptys},
 			&routes.Probes{},
-			&routes.Commands{Service: &command.Service{Config: s.runtime.Load, Env: s.env, Sessions: s.sessions, Bus: s.bus, Logger: s.log, Sandbox: s.sandbox}},
+			&routes.Commands{Service: &slash.Service{Config: s.runtime.Load, Env: s.env, Sessions: s.sessions, Bus: s.bus, Logger: s.log, Sandbox: s.sandbox}},
 			&routes.Tools{All: s.tools},
 			&routes.Files{Index: s.fileIndex, ProjectID: projectID},
 			&routes.Push{Service: s.push, Permissions: s.perms},
@@ -213,7 +213,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.bus = bus.New(bus.Options{})
 	m.events = &routes.Events{Bus: m.bus, Heartbeat: o.Heartbeat}
 	m.perms = permission.New(permission.Options{DB: m.db, Bus: m.bus, Logger: o.Logger})
-	keys, err := credential.Open(filepath.Join(o.Paths.Data, credential.FileName))
+	keys, err := keys.Open(filepath.Join(o.Paths.Data, keys.FileName))
 	if err != nil {
 		m.db.Close()
 		return nil, err
@@ -268,7 +268,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		mcpSandbox = m.sandbox
 	}
 	m.questions = question.New(question.Options{Bus: m.bus, DB: m.db, Timeout: pcfg.Timeout, Logger: o.Logger})
-	m.mcp = mcp.New(ctx, mcp.Options{Bus: m.bus, DB: m.db, Added: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger, Sandbox: mcpSandbox})
+	m.mcp = mcpclient.New(ctx, mcpclient.Options{Bus: m.bus, DB: m.db, Added: m.db, Directory: dir, Servers: cfg.MCP, ElicitationTimeout: pcfg.Timeout, Version: version, Logger: o.Logger, Sandbox: mcpSandbox})
 	builtins := tool.Builtins(tool.Options{Sandbox: m.sandbox})
 	m.tools = func() []tool.Tool {
 		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
@@ -306,7 +306,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	mcpStarted := make(chan struct{})
 	go func() { defer close(mcpStarted); m.mcp.Start(mcpCtx) }()
 	m.stopMCP = func() { stopMCP(); <-mcpStarted; _ = m.mcp.Close() }
-	m.ptys = pty.NewManager(pty.Options{Bus: m.bus, Logger: o.Logger})
+	m.ptys = terminal.NewManager(terminal.Options{Bus: m.bus, Logger: o.Logger})
 
 	user := o.Env("TANDEM_SERVER_USERNAME")
 	if user == "" {

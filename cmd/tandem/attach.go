@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"tandem/client"
-	"tandem/discovery"
-	"tandem/tui"
+	"github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/door/tui"
+	"github.com/tandem-dev/tandem/internal/infra/discovery"
 )
 
 // newAttachCommand is `tandem attach [URL]`: the terminal UI, a pure HTTP/SSE client of a server.

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"tandem/mcp"
-	"tandem/provider/providertest"
-	"tandem/question"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/mcpclient"
+	"github.com/tandem-dev/tandem/internal/agent/question"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
 
 // questionReplied decodes question.replied.
@@ -145,7 +145,7 @@ func TestAttachShowsAnMCPLinkAndOpensItOnlyOnAKey(t *testing.T) {
 		if string(got) != link+"\n" {
 			t.Fatalf("the browser was given %q, want %q once", got, link)
 		}
-		var waiting []mcp.Elicitation
+		var waiting []mcpclient.Elicitation
 		td.call(t, http.MethodGet, "/mcp/elicitation", "", http.StatusOK, &waiting)
 		if len(waiting) != 1 || waiting[0].URL != link || waiting[0].Domain != "attacker.test" {
 			t.Fatalf("after opening, GET /mcp/elicitation: %+v", waiting)
@@ -211,7 +211,7 @@ func TestAttachSaysWhoAnsweredElsewhere(t *testing.T) {
 		sc.waitText("Permission: everything_trigger-elicitation-request")
 		sc.keys("1")
 		sc.waitText("MCP server everything asks")
-		var waiting []mcp.Elicitation
+		var waiting []mcpclient.Elicitation
 		td.call(t, http.MethodGet, "/mcp/elicitation", "", http.StatusOK, &waiting)
 		if len(waiting) != 1 {
 			t.Fatalf("pending elicitations: %+v", waiting)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/provider/providertest"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
 
 // TestAttachRunsSlashCommandsNeverAsPrompts drives the / menu of `tandem attach` against a scripted

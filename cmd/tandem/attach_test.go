@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"tandem/permission"
-	"tandem/provider/providertest"
-	"tandem/session"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // screen is one `tandem attach` running in its own tmux server, read with capture-pane.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"tandem/provider/providertest"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
 
 // BenchmarkToolTurn is the server's cost of one tool-calling turn: POST /session/{id}/message with

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"tandem/client"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
 // TestTheGoClientCallsWhatTheAttachUINeeds drives the calls `tandem attach` makes against the real

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"testing"
 
-	"tandem/client"
-	"tandem/permission"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
 // TestTheGoClientDrivesATurnThroughAnApproval uses client/ against the real router: a session, a

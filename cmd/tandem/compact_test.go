@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/provider"
-	"tandem/provider/providertest"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
 
 // summarize is POST /session/{id}/summarize; it requires 200 true.

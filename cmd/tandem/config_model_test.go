@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/provider/providertest"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
 
 func TestPatchingTheDefaultModel(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"tandem/discovery"
+	"github.com/tandem-dev/tandem/internal/infra/discovery"
 )
 
 // newDiscoverCommand lists the tandem servers advertising themselves on the

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/provider/providertest"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
 
 // partBody is the JSON of p with its text replaced.

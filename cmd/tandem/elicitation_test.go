@@ -11,9 +11,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tandem/mcp"
-	"tandem/mcpserver"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/mcpclient"
+	"github.com/tandem-dev/tandem/internal/door/mcpserver"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // startWithEverything starts tandem with the reference MCP server (server-everything) configured as
@@ -26,7 +26,7 @@ func startWithEverything(t *testing.T) *tandem {
 	}})
 	td := startTandem(t, setup{config: string(cfg)})
 	testenv.Eventually(t, "server-everything connected", func() bool {
-		var status map[string]mcp.Status
+		var status map[string]mcpclient.Status
 		td.call(t, http.MethodGet, "/mcp", "", http.StatusOK, &status)
 		return status["everything"].Status == "connected"
 	})
@@ -52,7 +52,7 @@ func TestTheAgentCallsServerEverythingAndItsFormIsAnsweredOverREST(t *testing.T)
 	}
 	td.reply(t, asked[0].ID, "once", "")
 
-	var pending []mcp.Elicitation
+	var pending []mcpclient.Elicitation
 	testenv.Eventually(t, "the form is pending", func() bool {
 		td.call(t, http.MethodGet, "/mcp/elicitation", "", http.StatusOK, &pending)
 		return len(pending) == 1

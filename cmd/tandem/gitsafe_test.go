@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
 // hostileRepo builds testdata/hostile-repo.sh's repository in dir: every program its configuration

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"tandem/mcp"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/mcpclient"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // stop ends the server as systemctl stop, docker stop and Ctrl+C do (SIGTERM) and waits for it.
@@ -264,7 +264,7 @@ func TestAnElicitationWaitingAtAGracefulStopIsAnsweredAfterTheStart(t *testing.T
 		t.Fatal(err)
 	}
 	connected := func(s *liveServer) {
-		var status map[string]mcp.Status
+		var status map[string]mcpclient.Status
 		s.poll("server-everything connected", "/mcp", &status, func() bool { return status["everything"].Status == "connected" })
 	}
 	srv := startBinary(t, bin, data, project)
@@ -278,13 +278,13 @@ func TestAnElicitationWaitingAtAGracefulStopIsAnsweredAfterTheStart(t *testing.T
 	srv.poll("the MCP tool asks permission", "/permission", &perms, func() bool { return len(perms) == 1 })
 	var ok bool
 	srv.post("/permission/"+perms[0].ID+"/reply", map[string]string{"reply": "once"}, &ok)
-	var forms []mcp.Elicitation
+	var forms []mcpclient.Elicitation
 	srv.poll("the form is pending", "/mcp/elicitation", &forms, func() bool { return len(forms) == 1 })
 
 	srv.stop()
 	restarted := startBinary(t, bin, data, project)
 
-	var after []mcp.Elicitation
+	var after []mcpclient.Elicitation
 	restarted.get("/mcp/elicitation", &after)
 	if len(after) != 1 || after[0].ID != forms[0].ID || after[0].SessionID != sess.ID || after[0].RequestedSchema == nil {
 		t.Fatalf("GET /mcp/elicitation after the restart: %+v, want %s of %s with its form", after, forms[0].ID, sess.ID)

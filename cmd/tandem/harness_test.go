@@ -22,10 +22,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"tandem/config"
-	"tandem/provider/providertest"
-	"tandem/session"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/config"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // The credentials every test server is started with (through Options.Env, never the process env).

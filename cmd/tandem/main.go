@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"tandem/sandbox"
+	"github.com/tandem-dev/tandem/internal/infra/sandbox"
 )
 
 // version is stamped by the release build (-ldflags "-X main.version=...").

@@ -19,8 +19,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"tandem/session"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // TestServePrintsCredentialsThatWork runs `tandem serve` as a user would and uses what it printed.

@@ -10,9 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"tandem/client"
-	"tandem/mcpserver"
-	"tandem/routes"
+	"github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/door/mcpserver"
+	"github.com/tandem-dev/tandem/internal/door/routes"
 )
 
 // mcpFlags are the flags of `tandem mcp`.

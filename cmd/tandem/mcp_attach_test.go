@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
 // TestMCPAttachRelaysToARunningServer drives `tandem mcp --attach` (the real binary) with the go-sdk

@@ -14,12 +14,12 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/session"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // The MCP clients in this file were written by others (npm, installed by `npm ci` in
-// mcpserver/testdata/clients): the MCP conformance suite, the MCP Inspector CLI and the official
+// internal/door/mcpserver/testdata/clients): the MCP conformance suite, the MCP Inspector CLI and the official
 // TypeScript SDK. They run against the real binary, over Streamable HTTP and over stdio.
 
 // runNode runs a Node program from the clients directory, bounded by the test deadline.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tandem/mcpserver"
+	"github.com/tandem-dev/tandem/internal/door/mcpserver"
 )
 
 // A 2026-07-28 client driving the rounds by hand (the go-sdk's automatic retry turned off), so the

@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tandem/mcpserver"
+	"github.com/tandem-dev/tandem/internal/door/mcpserver"
 )
 
 // The protocol generations tandem's MCP server speaks: 2025-11-25 asks approvals with server-initiated

@@ -15,10 +15,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	tandemclient "tandem/client"
-	"tandem/mcpserver"
-	"tandem/session"
-	"tandem/testenv"
+	tandemclient "github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/door/mcpserver"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 func TestMCPOverStreamableHTTP(t *testing.T) {

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"tandem/config"
-	"tandem/notify"
-	"tandem/webpush"
+	"github.com/tandem-dev/tandem/internal/infra/config"
+	"github.com/tandem-dev/tandem/internal/infra/notify"
+	"github.com/tandem-dev/tandem/internal/infra/webpush"
 )
 
 // notifyTargets builds the dispatcher's targets from the "notify" config (validated already by

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 const hookSecret = "a-long-random-shared-secret"

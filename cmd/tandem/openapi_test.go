@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"tandem/openapi"
+	"github.com/tandem-dev/tandem/internal/door/openapi"
 )
 
 // openAPIDoc is the part of an OpenAPI 3.1 document the checks below read.

@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
-	"tandem/client"
-	"tandem/lease"
+	"github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/infra/lease"
 )
 
 // ownerWait bounds how long a door waits for the owner of its data directory to say where it

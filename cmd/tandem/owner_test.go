@@ -19,9 +19,9 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tandem/lease"
-	"tandem/session"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/lease"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // These tests run the real binary twice on one data directory: the first process owns it, and

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"tandem/provider/providertest"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
 
 // askFor prompts the demo model to run command and returns the request it raises.

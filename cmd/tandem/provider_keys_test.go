@@ -11,9 +11,9 @@ import (
 	"sync"
 	"testing"
 
-	"tandem/provider"
-	"tandem/provider/providertest"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
 
 // lockedBuffer collects the server's log, written from many goroutines.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/webpush/webpushtest"
+	"github.com/tandem-dev/tandem/internal/infra/webpush/webpushtest"
 )
 
 // TestANotificationOutlivesACrash: a permission request was pushed to a phone and posted to a

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"tandem/webpush"
-	"tandem/webpush/webpushtest"
+	"github.com/tandem-dev/tandem/internal/infra/webpush"
+	"github.com/tandem-dev/tandem/internal/infra/webpush/webpushtest"
 )
 
 // pushed is a push as the service worker reads it.

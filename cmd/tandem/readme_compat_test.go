@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/openapi"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/door/openapi"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 var updateREADME = flag.Bool("update-readme", false, "rewrite README.md's generated compatibility table")

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"tandem/sandbox"
+	"github.com/tandem-dev/tandem/internal/infra/sandbox"
 )
 
 // builtBinary is the real tandem binary, built once for the whole test run (TestMain removes it).

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"tandem/provider/providertest"
-	"tandem/session"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // gitIn runs git in dir (the test's own calls, never the server's) and returns its output.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tandem/session"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // userRules is the user's configuration of these tests: touch is denied, echo allowed, and

@@ -13,8 +13,8 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
-	"tandem/client"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
 // runFlags are the flags of `tandem run`.

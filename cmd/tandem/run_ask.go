@@ -11,38 +11,38 @@ import (
 	"strconv"
 	"strings"
 
-	"tandem/permission"
-	"tandem/question"
+	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/agent/question"
 )
 
-// terminal is where --on-ask prompt asks: stdin and stderr when both are terminals, else the
+// askTTY is where --on-ask prompt asks: stdin and stderr when both are terminals, else the
 // controlling terminal (so `git diff | tandem run ...` can still ask).
-type terminal struct {
+type askTTY struct {
 	in  io.Reader
 	out io.Writer
 	f   *os.File // the opened /dev/tty; nil when stdin and stderr are used
 }
 
 // openTerminal returns the terminal to ask on, or nil when the process has none.
-func openTerminal() *terminal {
+func openTerminal() *askTTY {
 	if isTerminal(os.Stdin) && isTerminal(os.Stderr) {
-		return &terminal{in: os.Stdin, out: os.Stderr}
+		return &askTTY{in: os.Stdin, out: os.Stderr}
 	}
 	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
 		return nil
 	}
-	return &terminal{in: f, out: f, f: f}
+	return &askTTY{in: f, out: f, f: f}
 }
 
-func (t *terminal) close() {
+func (t *askTTY) close() {
 	if t.f != nil {
 		t.f.Close()
 	}
 }
 
 // lines delivers what is typed, a line at a time; the channel closes when the terminal does.
-func (t *terminal) lines() <-chan string {
+func (t *askTTY) lines() <-chan string {
 	ch := make(chan string)
 	go func() {
 		defer close(ch)

@@ -22,8 +22,8 @@ import (
 
 	"github.com/creack/pty"
 
-	"tandem/session"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // cliRun is `tandem run` from the built binary, started in an isolated home with stdin not a

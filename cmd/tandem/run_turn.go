@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"tandem/client"
-	"tandem/permission"
-	"tandem/question"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/client"
+	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/agent/question"
+	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
 // runner drives one turn for `tandem run`: it streams the answer (or the events) to out, reports
@@ -25,7 +25,7 @@ type runner struct {
 	json    bool
 	onAsk   string
 	timeout time.Duration
-	term    *terminal     // where prompt asks; nil without one
+	term    *askTTY       // where prompt asks; nil without one
 	lines   <-chan string // the lines typed there
 
 	sid        string

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"tandem/config"
-	"tandem/sandbox"
+	"github.com/tandem-dev/tandem/internal/infra/config"
+	"github.com/tandem-dev/tandem/internal/infra/sandbox"
 )
 
 // sandboxPolicy is the policy every command the agent runs is confined by: the user's "sandbox"

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"tandem/config"
-	"tandem/sandbox"
-	"tandem/session"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/config"
+	"github.com/tandem-dev/tandem/internal/infra/sandbox"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // sandboxedTandem starts a server whose user allows every command in their own configuration,

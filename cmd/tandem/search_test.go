@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
 // TestSearchFindsSessionsByWhatWasSaid: GET /session/search finds sessions by the text of their

@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"tandem/discovery"
-	"tandem/lease"
-	"tandem/mcpserver"
-	"tandem/reaper"
+	"github.com/tandem-dev/tandem/internal/door/mcpserver"
+	"github.com/tandem-dev/tandem/internal/infra/discovery"
+	"github.com/tandem-dev/tandem/internal/infra/lease"
+	"github.com/tandem-dev/tandem/internal/infra/reaper"
 )
 
 // serveFlags are the flags of `tandem serve` and `tandem web`.

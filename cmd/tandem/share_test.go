@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
 // anonymous sends a request with no credentials at all, as a stranger holding a link does.

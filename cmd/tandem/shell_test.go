@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/provider/providertest"
-	"tandem/session"
-	"tandem/testenv"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 func shellBody(command string) string {

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
 // onSmallDisk mounts a 4 MiB tmpfs for the test (root only) and returns it; it is unmounted when

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"tandem/provider/providertest"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
 
 // TestTheModelTitlesASessionFromItsFirstPrompt: after the first prompt of an untitled session, its

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"tandem/config"
+	"github.com/tandem-dev/tandem/internal/infra/config"
 )
 
 // newTrustCommand manages the user's list of trusted project directories. Until a directory is

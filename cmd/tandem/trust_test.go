@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"tandem/config"
-	"tandem/session"
+	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/config"
 )
 
 // TestAHostileProjectGetsNothingUntilTrusted: a repository whose tandem.json allows everything,

@@ -1,0 +1,178 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tandem-dev/tandem/internal/agent/tool"
+	"github.com/tandem-dev/tandem/internal/base/bus"
+	"github.com/tandem-dev/tandem/internal/infra/provider"
+	"github.com/tandem-dev/tandem/internal/infra/store"
+	"github.com/tandem-dev/tandem/internal/testenv"
+)
+
+func TestCoalescer(t *testing.T) {
+	t.Run("the first update goes out at once and the newest state is published by Close", func(t *testing.T) {
+		state, published := 0, []int{}
+		c := newCoalescer(time.Hour, func() { published = append(published, state) })
+		for i := 1; i <= 1000; i++ {
+			c.Add(func() { state = i })
+		}
+		if len(published) != 1 || published[0] != 1 {
+			t.Errorf("before Close published %v, want [1]", published)
+		}
+		c.Close()
+		if len(published) != 2 || published[1] != 1000 {
+			t.Errorf("after Close published %v, want [1 1000]", published)
+		}
+		c.Add(func() { state = 1001 })
+		c.Flush()
+		if len(published) != 2 {
+			t.Errorf("an update after Close was published: %v", published)
+		}
+	})
+	t.Run("a quiet stream publishes its last update after the interval without a Flush", func(t *testing.T) {
+		done := make(chan int, 2)
+		state := 0
+		c := newCoalescer(time.Millisecond, func() { done <- state })
+		defer c.Close()
+		c.Add(func() { state = 1 })
+		c.Add(func() { state = 2 })
+		if got, _ := testenv.Recv(t, done, "the first update"); got != 1 {
+			t.Errorf("first publication carried %d, want 1", got)
+		}
+		if got, _ := testenv.Recv(t, done, "the timer's publication"); got != 2 {
+			t.Errorf("the timer published %d, want 2", got)
+		}
+	})
+	t.Run("with no interval every update is published", func(t *testing.T) {
+		n := 0
+		c := newCoalescer(0, func() { n++ })
+		for range 10 {
+			c.Add(func() {})
+		}
+		c.Close()
+		if n != 10 {
+			t.Errorf("published %d times, want 10", n)
+		}
+	})
+}
+
+// streamed is what one turn announced about its parts.
+type streamed struct {
+	events, bytes int               // message.part.updated and message.part.delta events, and their size
+	tool          map[string]string // the tool part's last announced state: status and output
+	text          string            // the reply's text, as the deltas built it
+	took          time.Duration
+}
+
+// runStreamed prompts "run: seq 1 5000" on a service announcing updates every `every` and collects
+// what the stream said about the turn's parts.
+func runStreamed(tb testing.TB, every time.Duration) streamed {
+	tb.Helper()
+	db, err := store.Open(tb.Context(), filepath.Join(tb.TempDir(), "tandem.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b := bus.New(bus.Options{})
+	s := New(Options{DB: db, Bus: b, Version: "test", UpdateEvery: every,
+		Agent: &Agent{Providers: demoOnly{provider.NewDemo()}, Tools: tool.Builtins(tool.Options{}).All}})
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(tb.Context()), 10*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+		b.Close()
+		if err := db.Close(); err != nil {
+			tb.Error(err)
+		}
+	}()
+	sess, err := s.Create(tb.Context(), tb.TempDir(), CreateInput{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sub, _, err := b.Subscribe("", func(ev *bus.Event) bool { return strings.HasPrefix(ev.Type, "message.part.") })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer sub.Close()
+
+	start := time.Now()
+	if _, err := s.Prompt(tb.Context(), sess.ID, text("run: seq 1 5000")); err != nil {
+		tb.Fatal(err)
+	}
+	got := streamed{took: time.Since(start), tool: map[string]string{}}
+	evs, _ := sub.Take(nil)
+	for _, ev := range evs {
+		got.events++
+		got.bytes += len(ev.Payload)
+		var env struct {
+			Properties struct {
+				Part  Part   `json:"part"`
+				Delta string `json:"delta"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(ev.Payload, &env); err != nil {
+			tb.Fatal(err)
+		}
+		switch p := env.Properties.Part; {
+		case ev.Type == "message.part.delta":
+			got.text += env.Properties.Delta
+		case p.Type == "tool" && p.State != nil:
+			got.tool["status"] = p.State.Status
+			if p.State.Output != nil {
+				got.tool["output"] = *p.State.Output
+			}
+		}
+	}
+	return got
+}
+
+func TestALongCommandIsAnnouncedInTensOfEventsWithTheSameResult(t *testing.T) {
+	every := runStreamed(t, -1)
+	bounded := runStreamed(t, defaultUpdateEvery)
+	t.Logf("seq 1 5000: every update %d events, %d bytes; bounded %d events, %d bytes", every.events, every.bytes, bounded.events, bounded.bytes)
+
+	want := make([]string, 5000)
+	for i := range want {
+		want[i] = strconv.Itoa(i + 1)
+	}
+	for name, got := range map[string]streamed{"every update": every, "bounded": bounded} {
+		if got.tool["status"] != "completed" || !strings.Contains(got.tool["output"], strings.Join(want, "\n")) {
+			t.Errorf("%s: the tool ended %q with %d bytes of output, want completed with all 5000 lines", name, got.tool["status"], len(got.tool["output"]))
+		}
+	}
+	if every.tool["output"] != bounded.tool["output"] || every.text != bounded.text {
+		t.Errorf("the bounded stream ends differently: output %d vs %d bytes, text %q vs %q",
+			len(bounded.tool["output"]), len(every.tool["output"]), bounded.text, every.text)
+	}
+	// At most one announcement per interval per part, plus the first and the final state of each.
+	limit := int(bounded.took/defaultUpdateEvery)*3 + 16
+	if bounded.events > limit {
+		t.Errorf("the bounded turn announced %d part events in %s, more than %d", bounded.events, bounded.took, limit)
+	}
+}
+
+// BenchmarkSeq5000Stream reports how many part events and bytes one `seq 1 5000` turn announces,
+// announcing every update (how tandem streamed before) and at the default bounded rate.
+func BenchmarkSeq5000Stream(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		every time.Duration
+	}{{"every-update", -1}, {"bounded-40ms", defaultUpdateEvery}} {
+		b.Run(c.name, func(b *testing.B) {
+			var events, bytes int
+			for b.Loop() {
+				got := runStreamed(b, c.every)
+				events += got.events
+				bytes += got.bytes
+			}
+			b.ReportMetric(float64(events)/float64(b.N), "events/op")
+			b.ReportMetric(float64(bytes)/float64(b.N), "event-bytes/op")
+		})
+	}
+}

@@ -1,0 +1,194 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tandem-dev/tandem/internal/base/errs"
+	"github.com/tandem-dev/tandem/internal/infra/store"
+)
+
+// A share is a read-only link to one session that tandem serves itself, at base/s/{token}: the
+// browser UI in read-only mode for that session and nothing else. The token is 256 random bits;
+// only its hash is stored, so the database alone does not open the link. Revoking deletes it.
+
+// SharePath is where shared sessions are served; the token follows it.
+const SharePath = "/s/"
+
+// Share gives a session a read-only link under base (the server's URL as the client reached it),
+// or returns the link it already has.
+func (s *Service) Share(ctx context.Context, sessionID, base string) (Session, error) {
+	sess, err := s.Get(ctx, sessionID)
+	if err != nil {
+		return Session{}, err
+	}
+	if sess.Share != nil {
+		return sess, nil
+	}
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw) // crypto/rand.Read never fails (Go 1.24+)
+	token := base64.RawURLEncoding.EncodeToString(raw)
+	hash := sha256.Sum256([]byte(token))
+	err = s.db.Tx(ctx, func(q store.Tx) error {
+		if err := q.PutShare(ctx, sessionID, hash[:], s.nowMS()); err != nil {
+			return err
+		}
+		sess, err = s.change(ctx, q, sessionID, func(x *Session) {
+			x.Share = &Share{URL: strings.TrimSuffix(base, "/") + SharePath + token}
+		})
+		return err
+	})
+	if err != nil {
+		return Session{}, err
+	}
+	s.announce(sess)
+	return sess, nil
+}
+
+// Unshare revokes a session's link: it stops working at once.
+func (s *Service) Unshare(ctx context.Context, sessionID string) (Session, error) {
+	if _, err := s.Get(ctx, sessionID); err != nil {
+		return Session{}, err
+	}
+	var sess Session
+	err := s.db.Tx(ctx, func(q store.Tx) error {
+		if err := q.DeleteShare(ctx, sessionID); err != nil {
+			return err
+		}
+		var err error
+		sess, err = s.change(ctx, q, sessionID, func(x *Session) { x.Share = nil })
+		return err
+	})
+	if err != nil {
+		return Session{}, err
+	}
+	s.announce(sess)
+	return sess, nil
+}
+
+// Shared is the session a link's token opens, without what only its owner should see (the
+// project's directory, the permission rules, client metadata). An unknown or revoked token is
+// NotFound, the same answer as for a token that never existed.
+func (s *Service) Shared(ctx context.Context, token string) (Session, error) {
+	sess, err := s.shared(ctx, token)
+	if err != nil {
+		return Session{}, err
+	}
+	sess.Directory, sess.Permission, sess.Metadata = "", nil, nil
+	return sess, nil
+}
+
+// SharedMessages is the messages of the session a link's token opens, oldest first, as a JSON
+// array of {info, parts}, without the project's absolute paths: each assistant message's path
+// (cwd, root) is left out, and in every other string (tool inputs and outputs, titles, patch file
+// lists) a path inside the project is written relative to it ("." for the project itself).
+func (s *Service) SharedMessages(ctx context.Context, token string) ([]byte, error) {
+	sess, err := s.shared(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	body, _, err := s.MessagesJSON(ctx, sess.ID, MessagesInput{})
+	if err != nil {
+		return nil, err
+	}
+	var items []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // costs and token counts pass through as they were stored
+	if err := dec.Decode(&items); err != nil {
+		return nil, err
+	}
+	roots := []string{sess.Directory, Worktree(sess.Directory)}
+	for _, item := range items {
+		info, _ := item["info"].(map[string]any)
+		if path, ok := info["path"].(map[string]any); ok {
+			for _, k := range []string{"cwd", "root"} {
+				if dir, ok := path[k].(string); ok {
+					roots = append(roots, dir)
+				}
+			}
+			delete(info, "path")
+		}
+	}
+	for _, r := range slices.Clone(roots) {
+		if real, err := filepath.EvalSymlinks(r); err == nil {
+			roots = append(roots, real)
+		}
+	}
+	roots = slices.DeleteFunc(roots, func(r string) bool { return !filepath.IsAbs(r) || r == string(filepath.Separator) })
+	// The longest first, so that a directory inside another is made relative to itself.
+	slices.SortFunc(roots, func(a, b string) int { return len(b) - len(a) })
+	return json.Marshal(relativeStrings(items, slices.Compact(roots)))
+}
+
+// relativeStrings rewrites, in every string of v, the paths inside one of roots relative to it.
+func relativeStrings(v any, roots []string) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			v[k] = relativeStrings(child, roots)
+		}
+	case []map[string]any:
+		for i, child := range v {
+			v[i] = relativeStrings(child, roots).(map[string]any)
+		}
+	case []any:
+		for i, child := range v {
+			v[i] = relativeStrings(child, roots)
+		}
+	case string:
+		for _, r := range roots {
+			v = relativeTo(v, r)
+		}
+		return v
+	}
+	return v
+}
+
+// relativeTo rewrites each occurrence of root in s that is a whole path element: root/x becomes x,
+// root alone ".". /home/me/project2 is left alone when root is /home/me/project.
+func relativeTo(s, root string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, root)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		rest := s[i+len(root):]
+		switch {
+		case strings.HasPrefix(rest, "/") || strings.HasPrefix(rest, string(filepath.Separator)):
+			rest = rest[1:]
+		case rest == "" || !pathByte(rest[0]):
+			b.WriteString(".")
+		default:
+			b.WriteString(root)
+		}
+		s = rest
+	}
+}
+
+// pathByte reports whether c may continue a file name (so root is only a prefix of another name).
+func pathByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c >= 0x80
+}
+
+func (s *Service) shared(ctx context.Context, token string) (Session, error) {
+	hash := sha256.Sum256([]byte(token))
+	sessionID, err := s.db.SharedSession(ctx, hash[:])
+	if errors.Is(err, store.ErrNotFound) {
+		return Session{}, errs.E(errs.NotFound, "this link does not exist or was revoked")
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	return s.Get(ctx, sessionID)
+}

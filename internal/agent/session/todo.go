@@ -1,0 +1,46 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/tandem-dev/tandem/internal/agent/tool"
+)
+
+// Todos returns a session's todo list (the todoread tool and GET /session/{id}/todo).
+func (s *Service) Todos(ctx context.Context, sessionID string) ([]tool.Todo, error) {
+	if _, err := s.Get(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	data, err := s.db.Todos(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	todos := []tool.Todo{}
+	if data != nil {
+		if err := json.Unmarshal(data, &todos); err != nil {
+			return nil, err
+		}
+	}
+	return todos, nil
+}
+
+// SetTodos replaces a session's todo list and announces it with todo.updated.
+func (s *Service) SetTodos(ctx context.Context, sessionID string, todos []tool.Todo) error {
+	sess, err := s.Get(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	if todos == nil {
+		todos = []tool.Todo{}
+	}
+	data, err := json.Marshal(todos)
+	if err != nil {
+		return err
+	}
+	if err := s.db.PutTodos(ctx, sessionID, data); err != nil {
+		return err
+	}
+	s.publish(sess.Directory, "todo.updated", map[string]any{"sessionID": sessionID, "todos": todos})
+	return nil
+}
