@@ -7,7 +7,8 @@
 # binary, which is on PATH as `tandem`. A block is skipped only when the line before its fence
 # (blank lines aside) is `<!-- not run: REASON -->`; the skips and their reasons are printed. Each
 # file's session gets no provider keys (so the offline demo model answers) and a time limit; every
-# process it starts is killed before the next file runs.
+# process it starts is killed before the next file runs. A page with no runnable block is not run,
+# and a page the README's map does not link fails the test.
 #
 # Usage: bash scripts/readme-test.sh [FILE.md ...]   (default: README.md and docs/*.md;
 #        TANDEM_BIN names the binary, default bin/tandem; README_TEST_SECONDS the limit per file, 120)
@@ -51,14 +52,20 @@ blocks() {
 # run FILE runs FILE's blocks (after the README's, for a page under docs/) in a sandbox of its own,
 # and kills everything they started.
 run() {
-  local file=$1 name sandbox watchdog rc=0
+  local file=$1 name sandbox own watchdog rc=0
   name=$(realpath --relative-to="$repo" "$file")
   sandbox=$(mktemp -d)
   mkdir -p "$sandbox/bin" "$sandbox/home" "$sandbox/work"
   ln -s "$bin" "$sandbox/bin/tandem"
+  own=$(blocks "$file" "$name" 0)
+  if [ -z "$own" ]; then
+    echo "readme-test: $name has no runnable block"
+    rm -rf "$sandbox"
+    return 0
+  fi
   {
     if [ "$file" != "$readme" ]; then blocks "$readme" README.md 1; fi
-    blocks "$file" "$name" 0
+    printf '%s\n' "$own"
   } > "$sandbox/script.sh"
   # A process group of its own, so the servers and streams the blocks start in the background end
   # with it.
@@ -95,6 +102,11 @@ run() {
   fi
   return "$rc"
 }
+
+# Every page is reachable from the README's map, so a reader who starts there finds it.
+for f in "$repo"/docs/*.md; do
+  grep -q "(docs/$(basename "$f")[)#]" "$readme" || { echo "readme-test: docs/$(basename "$f") is not linked from README.md's map (Where to read on)" >&2; exit 1; }
+done
 
 leader=
 trap '[ -z "$leader" ] || kill -KILL -- "-$leader" 2>/dev/null || true' EXIT
