@@ -346,6 +346,9 @@ func (p *Anthropic) params(req Request) (anthropicRequest, error) {
 			role = "user"
 			// Images and documents come before the text that asks about them, as Anthropic advises.
 			for _, a := range m.Attachments {
+				if len(a.Data) == 0 {
+					continue // never read (see Attachment.URL)
+				}
 				src := &anthropicSource{Type: "base64", MediaType: a.Mime, Data: base64.StdEncoding.EncodeToString(a.Data)}
 				switch {
 				case IsImage(a.Mime):

@@ -42,7 +42,10 @@ type Message struct {
 type Attachment struct {
 	Mime     string // image/png, image/jpeg, image/gif, image/webp or application/pdf
 	Filename string
-	Data     []byte
+	// URL is where the prompt had it (data: or file://); the session reads Data from it.
+	// Providers send only Data.
+	URL  string `json:",omitempty"`
+	Data []byte
 }
 
 // The media types tandem sends as content: ImageTypes to models that take images, PDF as a
@@ -60,11 +63,11 @@ func (a Attachment) DataURL() string {
 	return "data:" + a.Mime + ";base64," + base64.StdEncoding.EncodeToString(a.Data)
 }
 
-// imagesOf returns a message's image attachments.
+// imagesOf returns a message's image attachments that hold data.
 func imagesOf(m Message) []Attachment {
 	var out []Attachment
 	for _, a := range m.Attachments {
-		if IsImage(a.Mime) {
+		if IsImage(a.Mime) && len(a.Data) > 0 {
 			out = append(out, a)
 		}
 	}
