@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -284,6 +285,12 @@ func TestImagesReachTheModelAsImageParts(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, users); diff != "" {
 		t.Errorf("the user messages of the second request (-want +got):\n%s", diff)
+	}
+	// OpenAI caches a prompt's longest prefix seen before, byte for byte: the second request must
+	// start with the whole first one (but its closing "]}").
+	first, second := reqs[0].Body, reqs[1].Body
+	if !bytes.HasPrefix(second, first[:len(first)-2]) {
+		t.Errorf("the second request does not start with the first:\n%s\n%s", first, second)
 	}
 }
 
