@@ -410,7 +410,8 @@ func (p *Anthropic) params(req Request) (anthropicRequest, error) {
 		schema["type"] = "object"
 		params.Tools = append(params.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
-	if req.ToolChoice != "" || (req.ParallelToolCalls != nil && !*req.ParallelToolCalls) {
+	// The API refuses a tool_choice without tools (a title or a summary call).
+	if len(params.Tools) > 0 && (req.ToolChoice != "" || (req.ParallelToolCalls != nil && !*req.ParallelToolCalls)) {
 		choice := map[string]string{"": "auto", "auto": "auto", "required": "any", "none": "none"}[req.ToolChoice]
 		if choice == "" {
 			return params, &Error{Kind: ErrBadRequest, Provider: p.id, Message: fmt.Sprintf("unknown tool choice %q (auto, required, none)", req.ToolChoice)}

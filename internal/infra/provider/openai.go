@@ -198,13 +198,13 @@ type openaiWireTool struct {
 // types cost more than everything else such a turn did, and encoding/json's check of each
 // pre-encoded message again more than writing the messages straight into the body.
 func (p *OpenAI) body(req Request) ([]byte, error) {
-	r := openaiRequest{Stream: true, Model: req.Model, ToolChoice: req.ToolChoice}
+	r := openaiRequest{Stream: true, Model: req.Model}
 	r.StreamOptions.IncludeUsage = true
 	if rs := req.Reasoning; rs != nil {
 		r.ReasoningEffort = rs.Effort
 	}
 	if len(req.Tools) > 0 {
-		r.ParallelToolCalls = req.ParallelToolCalls // refused without tools
+		r.ToolChoice, r.ParallelToolCalls = req.ToolChoice, req.ParallelToolCalls // refused without tools
 	}
 	if req.MaxTokens > 0 {
 		if p.legacy {

@@ -69,12 +69,15 @@ func TestVariantsAndOptionsReachTheWire(t *testing.T) {
 		if diff := cmp.Diff(map[string]any{"type": "auto", "disable_parallel_tool_use": true}, body["tool_choice"]); diff != "" {
 			t.Errorf("tool_choice (-want +got):\n%s", diff)
 		}
-		req.Variant = "off"
+		req.Variant, req.Tools = "off", nil
 		if body, _, err = sentBody(t, r, "anthropic", req, s.Requests); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := body["thinking"]; ok {
 			t.Errorf("the variant that switches thinking off asked for it: %v", body["thinking"])
+		}
+		if _, ok := body["tool_choice"]; ok {
+			t.Errorf("a call without tools sent a tool_choice, which the API refuses: %v", body["tool_choice"])
 		}
 		m, _ := r.Model("anthropic", "claude-haiku-4-5")
 		if _, ok := m.Variants["max"]; ok {

@@ -76,8 +76,10 @@ type (
 )
 
 func (p *OpenAI) responsesBody(req Request) ([]byte, error) {
-	r := responsesRequest{Model: req.Model, Stream: true, Input: []any{}, ToolChoice: req.ToolChoice,
-		ParallelToolCalls: req.ParallelToolCalls, MaxOutputTokens: req.MaxTokens}
+	r := responsesRequest{Model: req.Model, Stream: true, Input: []any{}, MaxOutputTokens: req.MaxTokens}
+	if len(req.Tools) > 0 {
+		r.ToolChoice, r.ParallelToolCalls = req.ToolChoice, req.ParallelToolCalls // refused without tools
+	}
 	if rs := req.Reasoning; rs != nil && (rs.Effort != "" || rs.Summary != "") {
 		r.Reasoning = &responsesReasoning{Effort: rs.Effort, Summary: rs.Summary}
 		// Without a stored conversation, the reasoning of one call reaches the next only encrypted.
