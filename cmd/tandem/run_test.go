@@ -195,10 +195,20 @@ func TestRunPrintsTheAnswerOfOnePrompt(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 		_, res := jsonLines(t, out)
+		if res.Text != "Priced." {
+			t.Fatalf("result %+v", res)
+		}
 		want := session.Tokens{Total: 1100, Input: 1000, Output: 100, Cache: session.TokensCache{Read: 3000}}
 		// GPT-4.1: $2 input, $8 output, $0.50 cached input per million tokens.
 		if res.Tokens != want || math.Abs(res.Cost-0.0043) > 1e-12 {
 			t.Fatalf("cost $%v tokens %+v, want $0.0043 and %+v", res.Cost, res.Tokens, want)
+		}
+	})
+	t.Run("--variant picks the model's variant, and one it does not have fails the turn naming those it has", func(t *testing.T) {
+		out, errOut, code := runCLI(t, bin, t.TempDir(), t.TempDir(), nil, "--format", "json", "--variant", "high", "hello")
+		_, res := jsonLines(t, out)
+		if code != 1 || res.Status != "error" || !strings.Contains(res.Error, `no variant "high" (it has: none)`) {
+			t.Fatalf("exit %d, result %+v, stderr %q", code, res, errOut)
 		}
 	})
 	t.Run("the tool's progress is on stderr and its report on stdout", func(t *testing.T) {

@@ -85,8 +85,10 @@ func NewRegistry(cfg config.Config, env func(string) string) (*Registry, error) 
 		r.entries[id] = buildEntry(id, cfg.Provider[id], env, cfg.StoredKeys[id])
 		r.order = append(r.order, id)
 	}
-	r.entries[DemoID] = &entry{id: DemoID, name: "Demo (offline)", source: "custom", connected: true,
-		provider: NewDemo(), models: []ModelInfo{demoModel}, env: []string{}}
+	demo := &entry{id: DemoID, name: "Demo (offline)", source: "custom", connected: true,
+		models: []ModelInfo{demoModel}, env: []string{}}
+	demo.provider = configured{Provider: NewDemo(), entry: demo} // it has no variants either
+	r.entries[DemoID] = demo
 	r.order = append(r.order, DemoID)
 
 	r.provider, r.model = r.pickDefault(cfg.Model)
