@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/infra/files"
@@ -41,6 +43,9 @@ func withFileContents(dir string, parts []PartInput) []PartInput {
 			if rel, content, ok := readAttached(dir, p.URL); ok {
 				out = append(out, PartInput{Type: "text", Synthetic: true,
 					Text: "Contents of " + rel + " (attached with @" + rel + "):\n" + content})
+			} else if text, ok := dataText(p.URL); ok {
+				out = append(out, PartInput{Type: "text", Synthetic: true,
+					Text: "Contents of " + cmp.Or(p.Filename, "the attached file") + " (attached):\n" + text})
 			}
 		}
 		out = append(out, p)
@@ -116,6 +121,22 @@ func listAttached(f *os.File, rel string) (string, string, bool) {
 		rel = ""
 	}
 	return rel + "/", strings.Join(names, "\n") + more, true
+}
+
+// dataText is the text a data: URL holds, when it holds text (valid UTF-8 without NUL bytes), cut
+// at attachedBytes like a file's.
+func dataText(raw string) (string, bool) {
+	if !strings.HasPrefix(raw, "data:") {
+		return "", false
+	}
+	data, err := attachmentData("", raw)
+	if err != nil || !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		return "", false
+	}
+	if len(data) > attachedBytes {
+		return strings.ToValidUTF8(string(data[:attachedBytes]), "") + "\n… (cut at " + strconv.Itoa(attachedBytes) + " bytes)", true
+	}
+	return string(data), true
 }
 
 // attachmentBytes bounds an image or PDF sent to a model: OpenAI takes images up to 20 MB, and
@@ -219,12 +240,17 @@ func attachmentData(dir, raw string) ([]byte, error) {
 // model does not take, or one that cannot be read.
 func checkAttachments(ag Agent, model *MessageModel, dir string, parts []PartInput) error {
 	for i, p := range parts {
-		if p.Type != "file" || !sentAsContent(p.Mime) {
+		if p.Type != "file" {
 			continue
 		}
-		name := p.Filename
-		if name == "" {
-			name = p.Mime
+		name := cmp.Or(p.Filename, p.Mime)
+		if !sentAsContent(p.Mime) {
+			// A pasted file the model could read neither as content nor as text.
+			if _, text := dataText(p.URL); strings.HasPrefix(p.URL, "data:") && !text {
+				return errs.E(errs.Invalid, "parts[%d] (%s) cannot be sent: tandem sends models images (%s), PDFs and text, and this data: URL holds none of them",
+					i, name, strings.Join(provider.ImageTypes, ", "))
+			}
+			continue
 		}
 		if err := takes(ag, model, p.Mime); err != nil {
 			return errs.E(errs.Invalid, "parts[%d] (%s): %v", i, name, err)

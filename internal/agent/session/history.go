@@ -234,7 +234,11 @@ func userMessage(parts []Part) provider.Message {
 				attachments = append(attachments, provider.Attachment{Mime: p.Mime, Filename: p.Filename, URL: p.URL})
 				continue
 			}
-			b.WriteString("\n[attached file: " + p.Filename + " (" + p.Mime + ") " + p.URL + "]")
+			where := p.URL
+			if strings.HasPrefix(where, "data:") {
+				where = "(pasted)" // its text is in the synthetic part before it
+			}
+			b.WriteString("\n[attached file: " + p.Filename + " (" + p.Mime + ") " + where + "]")
 		case "compaction":
 			if b.Len() > 0 {
 				b.WriteString("\n")

@@ -358,3 +358,30 @@ func TestAFailedTurnStillCountsWhatItsFinishedStepsCost(t *testing.T) {
 		t.Fatalf("the session cost $%v with tokens %+v, want $%v for the finished step", after.Cost, after.Tokens, want)
 	}
 }
+
+func TestPastedFilesAreReadAsTextOrRefused(t *testing.T) {
+	server := providertest.NewOpenAI(t, providertest.Turn{Text: []string{"Read it."}})
+	s, sess := wiredService(t, map[string]config.ProviderConfig{
+		"openai": {Options: config.ProviderOptions{APIKey: "sk-test", BaseURL: server.BaseURL}}})
+	ctx := context.Background()
+
+	in := prompt("openai/gpt-4.1", "review this")
+	in.Parts = append(in.Parts, PartInput{Type: "file", Mime: "application/zip", Filename: "a.zip",
+		URL: "data:application/zip;base64," + base64.StdEncoding.EncodeToString([]byte("PK\x03\x04\x00\x00"))})
+	if _, err := s.Prompt(ctx, sess.ID, in); err == nil || !strings.Contains(err.Error(), "parts[1] (a.zip) cannot be sent") {
+		t.Fatalf("a pasted binary file: error %v", err)
+	}
+
+	in = prompt("openai/gpt-4.1", "review this")
+	in.Parts = append(in.Parts, PartInput{Type: "file", Mime: "text/x-go", Filename: "main.go",
+		URL: "data:text/x-go;base64," + base64.StdEncoding.EncodeToString([]byte("package main\n"))})
+	if _, err := s.Prompt(ctx, sess.ID, in); err != nil {
+		t.Fatal(err)
+	}
+	msgs := wireBody(t, server.Requests()[0])["messages"].([]any)
+	got := msgs[len(msgs)-1].(map[string]any)["content"]
+	want := "review this\nContents of main.go (attached):\npackage main\n\n[attached file: main.go (text/x-go) (pasted)]"
+	if got != want {
+		t.Fatalf("the prompt reached the model as %q, want %q", got, want)
+	}
+}
