@@ -356,6 +356,13 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			return s.failTurnSpent(ctx, dir, msg, parts, callErr, user, turnCost, turnTokens)
 		}
 
+		// The call is paid for once it answered, whatever becomes of its tool calls: a turn that
+		// stops in one still counts it, on the message and in the session.
+		cost := ag.Providers.Cost(msg.ProviderID, msg.ModelID, st.usage)
+		tokens := tokensOf(st.usage)
+		msg.Cost, msg.Tokens = &cost, &tokens
+		spentTokens := turnTokens
+		addTokens(&spentTokens, tokens)
 		stop := false
 		for _, call := range st.calls {
 			// The project's files are recorded before the step's first call that may change them
@@ -366,16 +373,14 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			p, stopTurn, err := s.runTool(ctx, ag, sess, msg, byName, call, t.input.Agent)
 			parts = append(parts, p)
 			if err != nil {
-				return s.failTurnSpent(ctx, dir, msg, parts, err, user, turnCost, turnTokens)
+				return s.failTurnSpent(ctx, dir, msg, parts, err, user, turnCost+cost, spentTokens)
 			}
 			if ctx.Err() != nil {
-				return s.failTurnSpent(ctx, dir, msg, parts, ctx.Err(), user, turnCost, turnTokens)
+				return s.failTurnSpent(ctx, dir, msg, parts, ctx.Err(), user, turnCost+cost, spentTokens)
 			}
 			stop = stop || stopTurn
 		}
 
-		cost := ag.Providers.Cost(msg.ProviderID, msg.ModelID, st.usage)
-		tokens := tokensOf(st.usage)
 		reason := st.reason
 		if reason == "" {
 			reason = provider.ReasonStop

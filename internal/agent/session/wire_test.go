@@ -385,3 +385,49 @@ func TestPastedFilesAreReadAsTextOrRefused(t *testing.T) {
 		t.Fatalf("the prompt reached the model as %q, want %q", got, want)
 	}
 }
+
+func TestATurnAbortedInAToolStillCountsTheCallThatAskedForIt(t *testing.T) {
+	server := providertest.NewAnthropic(t,
+		providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "toolu_1", Name: "bash", Arguments: `{"command":"sleep 30","description":"wait"}`}},
+			Usage: providertest.Usage{Input: 1000, Output: 40}})
+	s, sess := wiredService(t, anthropicAt(server.BaseURL))
+	ctx := context.Background()
+	if _, err := s.PromptAsync(ctx, sess.ID, prompt("anthropic/claude-sonnet-4-5", "wait a bit")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for running := false; !running; {
+		if time.Now().After(deadline) {
+			t.Fatal("the bash call never started")
+		}
+		page, err := s.Messages(ctx, sess.ID, MessagesInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, wp := range page.Items {
+			for _, p := range wp.Parts {
+				running = running || (p.Type == "tool" && p.State != nil && p.State.Status == "running")
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := s.Abort(ctx, sess.ID); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.Get(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (1000*3 + 40*15) / 1e6 // Claude Sonnet 4.5: $3 input, $15 output per million tokens
+	if !near(after.Cost, want) || after.Tokens.Input != 1000 || after.Tokens.Output != 40 {
+		t.Fatalf("the session cost $%v with tokens %+v, want $%v", after.Cost, after.Tokens, want)
+	}
+	page, err := s.Messages(ctx, sess.ID, MessagesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := page.Items[len(page.Items)-1].Info
+	if last.Error == nil || last.Cost == nil || !near(*last.Cost, want) {
+		t.Fatalf("the aborted message: error %v, cost %v", last.Error, last.Cost)
+	}
+}
