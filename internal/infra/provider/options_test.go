@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,6 +124,26 @@ func TestVariantsAndOptionsReachTheWire(t *testing.T) {
 			t.Errorf("path %s reasoning_effort %v", path, body["reasoning_effort"])
 		}
 	})
+}
+
+func TestAConfiguredReasoningModelGetsTheVariantsOfItsProtocol(t *testing.T) {
+	r := registryFrom(t, `{"provider":{
+		"lab":{"options":{"baseURL":"http://127.0.0.1:8000/v1"},"models":{"r1":{"reasoning":true},"plain":{}}},
+		"proxy":{"npm":"@ai-sdk/anthropic","options":{"apiKey":"k","baseURL":"http://127.0.0.1:8001"},"models":{"claude-x":{"reasoning":true}}}}}`, nil)
+	cases := []struct{ provider, model, want string }{
+		{"lab", "r1", "high, low, medium"},
+		{"lab", "plain", ""},
+		{"proxy", "claude-x", "high, max"},
+	}
+	for _, c := range cases {
+		m, ok := r.Model(c.provider, c.model)
+		if !ok {
+			t.Fatalf("no model %s/%s", c.provider, c.model)
+		}
+		if got := strings.Join(slices.Sorted(maps.Keys(m.Variants)), ", "); got != c.want {
+			t.Errorf("%s/%s has variants %q, want %q", c.provider, c.model, got, c.want)
+		}
+	}
 }
 
 func TestCapabilitiesSayWhatIsSent(t *testing.T) {

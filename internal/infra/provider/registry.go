@@ -259,6 +259,13 @@ func modelsFor(id string, pc config.ProviderConfig, anthropic bool) []ModelInfo 
 		if o := mc.Options; o != nil {
 			m.Options = modelOptions(m.Options, *o)
 		}
+		if m.Reasoning && m.Variants == nil {
+			// A reasoning model gets OpenCode's variants for its protocol, as the built-in ones do.
+			m.Variants = openaiVariants
+			if anthropic {
+				m.Variants = anthropicVariants
+			}
+		}
 		if len(mc.Variants) > 0 {
 			variants := maps.Clone(m.Variants)
 			if variants == nil {
