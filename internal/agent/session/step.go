@@ -154,8 +154,10 @@ func (st *step) emit(ev provider.Event) error {
 	return nil
 }
 
-// callModel streams one model call, retrying errors where retrying helps and nothing was shown yet.
-func (s *Service) callModel(ctx context.Context, ag Agent, prov provider.Provider, req provider.Request, st *step, dir, sid string) error {
+// call streams the step's model call, retrying errors where retrying helps and nothing was shown
+// yet; the session's status says when the next attempt comes.
+func (st *step) call(ctx context.Context, ag Agent, prov provider.Provider, req provider.Request) error {
+	s, dir, sid := st.s, st.dir, st.msg.SessionID
 	for attempt := 1; ; attempt++ {
 		err := prov.Stream(ctx, req, st.emit)
 		if err == nil {

@@ -186,7 +186,7 @@ func (tr *turnRun) step(n int) (more bool) {
 	parts := []Part{start}
 
 	req := provider.Request{Model: tr.t.input.Model.ModelID, System: tr.system, Messages: history, Tools: tr.specs}
-	callErr := tr.s.callModel(tr.ctx, tr.ag, tr.prov, req, st, tr.dir, tr.sid)
+	callErr := st.call(tr.ctx, tr.ag, tr.prov, req)
 	textParts := []*Part{st.rsn, st.text}
 	if err := st.closeStreams(tr.keep); err != nil {
 		tr.fail(msg, parts, err)
