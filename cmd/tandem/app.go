@@ -23,6 +23,7 @@ import (
 	"github.com/tandem-dev/tandem/internal/agent/session"
 	"github.com/tandem-dev/tandem/internal/agent/slash"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
+	"github.com/tandem-dev/tandem/internal/base/atomicfile"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/door/acpagent/acphttp"
@@ -429,11 +430,7 @@ func (m *Main) writeState() error {
 	if err != nil {
 		return err
 	}
-	tmp := m.statePath + ".tmp"
-	if err := os.WriteFile(tmp, body, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, m.statePath)
+	return atomicfile.Write(m.statePath, body, 0o600)
 }
 
 // Announce prints where the server is and how to authenticate.

@@ -2,13 +2,12 @@ package tool
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/tandem-dev/tandem/internal/base/atomicfile"
 	"github.com/tandem-dev/tandem/internal/infra/files"
 )
 
@@ -81,9 +80,10 @@ func readExisting(path string) (string, bool, error) {
 	return string(b), true, nil
 }
 
-// writeAtomicUnder replaces the content of rel, a path inside rootDir, in one rename, so a crash or a
-// concurrent reader never sees a half-written file. Every step goes through an os.Root opened on
-// rootDir: a symlink swapped in while a person was deciding cannot lead the write out of it.
+// writeAtomicUnder replaces the content of rel, a path inside rootDir, in one rename (see
+// atomicfile), so a crash or a concurrent reader never sees a half-written file. Every step goes
+// through an os.Root opened on rootDir: a symlink swapped in while a person was deciding cannot
+// lead the write out of it.
 func writeAtomicUnder(rootDir, rel, content string) error {
 	root, err := os.OpenRoot(rootDir)
 	if err != nil {
@@ -95,41 +95,6 @@ func writeAtomicUnder(rootDir, rel, content string) error {
 			return err
 		}
 	}
-	mode := fs.FileMode(0o644)
-	if info, err := root.Stat(rel); err == nil {
-		mode = info.Mode().Perm()
-	}
-	var suffix [6]byte
-	_, _ = rand.Read(suffix[:])
-	tmpName := filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".tandem-"+hex.EncodeToString(suffix[:]))
-	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = root.Remove(tmpName)
-		}
-	}()
-	if _, err := tmp.WriteString(content); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := root.Rename(tmpName, rel); err != nil {
-		return err
-	}
-	committed = true
-	return nil
+	// The file keeps the mode it had (a script stays executable).
+	return atomicfile.WriteIn(root, rel, []byte(content), atomicfile.PermIn(root, rel, 0o644))
 }
