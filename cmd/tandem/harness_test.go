@@ -23,6 +23,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/app"
 	"github.com/tandem-dev/tandem/internal/infra/config"
 	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 	"github.com/tandem-dev/tandem/internal/testenv"
@@ -53,7 +54,7 @@ type tandem struct {
 	project string
 	data    string
 	env     map[string]string
-	m       *Main // nil when the server runs in another process
+	m       *app.Main // nil when the server runs in another process
 	log     io.Writer
 	base    string // http://127.0.0.1:port, no trailing slash
 	client  *http.Client
@@ -103,9 +104,9 @@ func (td *tandem) start(tb testing.TB) {
 	if td.log != nil {
 		logger = slog.New(slog.NewTextHandler(td.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	m, err := Start(context.Background(), Options{
+	m, err := app.Start(context.Background(), app.Options{
 		Hostname: "127.0.0.1", Port: testenv.UnusedPort(tb), Directory: td.project,
-		Paths: Paths{Data: td.data, State: td.data, Config: td.data},
+		Paths: app.Paths{Data: td.data, State: td.data, Config: td.data},
 		Env:   func(k string) string { return td.env[k] }, Heartbeat: time.Hour, Logger: logger,
 	})
 	if err != nil {
@@ -625,9 +626,9 @@ func TestHelperServer(t *testing.T) {
 	if os.Getenv(childEnv) == "" {
 		t.Skip("helper process for the crash tests; runs only when started by startChild")
 	}
-	m, err := Start(context.Background(), Options{
+	m, err := app.Start(context.Background(), app.Options{
 		Hostname: "127.0.0.1", Port: testenv.UnusedPort(t), Directory: os.Getenv("CHILD_PROJECT"),
-		Paths: Paths{Data: os.Getenv("CHILD_DATA"), State: os.Getenv("CHILD_DATA"), Config: os.Getenv("CHILD_DATA")},
+		Paths: app.Paths{Data: os.Getenv("CHILD_DATA"), State: os.Getenv("CHILD_DATA"), Config: os.Getenv("CHILD_DATA")},
 		Env:   os.Getenv, Heartbeat: time.Hour,
 	})
 	if err != nil {

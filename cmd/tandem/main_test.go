@@ -10,16 +10,19 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/app"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
@@ -27,22 +30,24 @@ import (
 func TestServePrintsCredentialsThatWork(t *testing.T) {
 	td := newTandem(t, setup{})
 	state := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", state)
-	t.Setenv("TANDEM_SERVER_PASSWORD", "")
-	t.Setenv("TANDEM_SERVER_USERNAME", "")
-
-	out, w := io.Pipe()
-	cmd := newRootCommand()
-	cmd.SetOut(w)
-	cmd.SetErr(w)
-	cmd.SetArgs([]string{"serve", "--port", strconv.Itoa(testenv.UnusedPort(t)), "--dir", td.project, "--data-dir", td.data})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- cmd.ExecuteContext(ctx)
-		w.Close()
-	}()
+	cmd := exec.Command(builtBinary(t), "serve", "--port", strconv.Itoa(testenv.UnusedPort(t)), "--dir", td.project, "--data-dir", td.data)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+td.env["XDG_CONFIG_HOME"],
+		"TANDEM_SERVER_PASSWORD=", "TANDEM_SERVER_USERNAME=")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill() // only a server the test did not stop is still running here
+		testenv.Recv(t, exited, "the server exiting")
+	})
 
 	lines := bufio.NewScanner(out)
 	var url, user, password string
@@ -106,14 +111,16 @@ func TestServePrintsCredentialsThatWork(t *testing.T) {
 		t.Errorf("state file %s", raw)
 	}
 
-	cancel()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve ended with %v", err)
+	case <-exited:
+		if waitErr != nil {
+			t.Fatalf("serve ended with %v", waitErr)
 		}
 	case <-time.After(waitLimit):
-		t.Fatal("serve did not stop on cancel")
+		t.Fatal("serve did not stop on SIGTERM")
 	}
 	if _, err := os.Stat(statePath); !os.IsNotExist(err) {
 		t.Errorf("the state file outlived the server: %v", err)
@@ -123,21 +130,21 @@ func TestServePrintsCredentialsThatWork(t *testing.T) {
 func TestStartRefusesUnsafeBinds(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    Options
+		opts    app.Options
 		env     map[string]string
 		wantErr string
 	}{
-		{"--no-auth off loopback", Options{Hostname: "0.0.0.0", NoAuth: true}, nil, "--no-auth"},
-		{"a non-loopback bind without a password the user set", Options{Hostname: "0.0.0.0"}, nil, "TANDEM_SERVER_PASSWORD"},
+		{"--no-auth off loopback", app.Options{Hostname: "0.0.0.0", NoAuth: true}, nil, "--no-auth"},
+		{"a non-loopback bind without a password the user set", app.Options{Hostname: "0.0.0.0"}, nil, "TANDEM_SERVER_PASSWORD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+" is refused", func(t *testing.T) {
 			td := newTandem(t, setup{})
 			o := tt.opts
 			o.Port, o.Directory = testenv.UnusedPort(t), td.project
-			o.Paths = Paths{Data: td.data, State: td.data, Config: td.data}
+			o.Paths = app.Paths{Data: td.data, State: td.data, Config: td.data}
 			o.Env = func(k string) string { return tt.env[k] }
-			m, err := Start(context.Background(), o)
+			m, err := app.Start(context.Background(), o)
 			if err == nil {
 				m.Close()
 				t.Fatal("Start succeeded")

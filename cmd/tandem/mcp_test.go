@@ -27,7 +27,7 @@ var mcpVersions = []string{"2025-11-25", "2026-07-28"}
 // lets the client pick (the newest).
 func connectMCP(t *testing.T, td *tandem, strategy mcpserver.Strategy, timeout time.Duration, opts *mcp.ClientOptions, proto string) *mcp.ClientSession {
 	t.Helper()
-	srv := td.m.mcpServer(strategy, timeout).MCP()
+	srv := td.m.MCPServer(strategy, timeout).MCP()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(t.Context(), st, nil)
 	if err != nil {

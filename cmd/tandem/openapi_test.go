@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/tandem-dev/tandem/internal/app"
 	"github.com/tandem-dev/tandem/internal/door/openapi"
 )
 
@@ -42,7 +44,7 @@ var httpMethods = map[string]bool{"get": true, "put": true, "post": true, "delet
 // TestOpenAPIDocumentMatchesTheRouter builds the router and the document from the same API the
 // server runs and fails if either has an operation the other lacks.
 func TestOpenAPIDocumentMatchesTheRouter(t *testing.T) {
-	api := services{version: version}.api()
+	api := app.API()
 	routed := map[string]bool{}
 	err := chi.Walk(api.Router(nil), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		routed[openapi.Key(method, route)] = true
@@ -86,7 +88,7 @@ func TestOpenAPIDocumentMatchesTheRouter(t *testing.T) {
 // trips over: the version, responses on every operation, unique operationIds, declared path
 // parameters, security schemes that exist, and $refs that resolve.
 func TestOpenAPIDocumentIsValid(t *testing.T) {
-	raw, err := documentOnly()
+	raw, err := app.API().Document()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,18 +202,15 @@ func resolves(doc any, ref string) bool {
 }
 
 func TestOpenAPICommandPrintsTheDocument(t *testing.T) {
-	var out bytes.Buffer
-	cmd := newRootCommand()
-	cmd.SetOut(&out)
-	cmd.SetArgs([]string{"openapi"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	want, err := documentOnly()
+	out, err := exec.Command(builtBinary(t), "openapi").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := bytes.TrimSuffix(out.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
+	want, err := app.API().Document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bytes.TrimSuffix(out, []byte("\n")); !bytes.Equal(got, want) {
 		t.Errorf("`tandem openapi` printed %d bytes, want the %d-byte document", len(got), len(want))
 	}
 }
@@ -219,7 +218,7 @@ func TestOpenAPICommandPrintsTheDocument(t *testing.T) {
 // TestOperationIDsAgreeWithOpenCode checks the operations tandem shares with OpenCode (same method and
 // path) carry OpenCode's operationId, so generated SDK method names match.
 func TestOperationIDsAgreeWithOpenCode(t *testing.T) {
-	ours, err := documentOnly()
+	ours, err := app.API().Document()
 	if err != nil {
 		t.Fatal(err)
 	}

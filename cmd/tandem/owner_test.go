@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/door/run"
 	"github.com/tandem-dev/tandem/internal/infra/lease"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
@@ -327,7 +328,7 @@ func TestRunAttachedToNoServerSaysSoInOneLine(t *testing.T) {
 	url := "http://127.0.0.1:" + strconv.Itoa(testenv.UnusedPort(t))
 	out, errOut, code := runCLI(t, builtBinary(t), t.TempDir(), t.TempDir(), nil, "--attach", url, "hello?")
 	want := "tandem: --attach: no tandem server answers at " + url + " (connection refused)\n"
-	if code != exitFailed || out != "" || errOut != want {
+	if code != run.ExitFailed || out != "" || errOut != want {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want status 1 and %q", code, out, errOut, want)
 	}
 }

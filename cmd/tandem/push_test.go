@@ -217,7 +217,7 @@ func TestWebPushNeedsNoConfiguration(t *testing.T) {
 	events.waitFor(t, "session.idle", ofType("session.idle", sid))
 
 	targets := func() (names []string) {
-		for _, tg := range td.m.notify.Targets() {
+		for _, tg := range td.m.NotifyTargets() {
 			names = append(names, tg.Name)
 		}
 		return names

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tandem-dev/tandem/internal/app"
 	"github.com/tandem-dev/tandem/internal/door/openapi"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
@@ -28,7 +29,7 @@ const (
 //
 //	go test ./cmd/tandem -run TestREADMECompatibilityTable -update-readme
 func TestREADMECompatibilityTable(t *testing.T) {
-	ours, err := documentOnly()
+	ours, err := app.API().Document()
 	if err != nil {
 		t.Fatal(err)
 	}

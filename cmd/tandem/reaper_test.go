@@ -11,45 +11,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/tandem-dev/tandem/internal/infra/sandbox"
 )
-
-// builtBinary is the real tandem binary, built once for the whole test run (TestMain removes it).
-func builtBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := sharedBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-// binaryDir holds the binary that sharedBinary builds; TestMain removes it.
-var binaryDir = filepath.Join(os.TempDir(), fmt.Sprintf("tandem-test-bin-%d", os.Getpid()))
-
-var sharedBinary = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(binaryDir, "tandem")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
-func TestMain(m *testing.M) {
-	// This test binary is the sandbox helper of the servers the tests start in this process.
-	sandbox.Main()
-	code := m.Run()
-	os.RemoveAll(binaryDir)
-	os.Exit(code)
-}
 
 // liveServer is a tandem serve process started from the built binary.
 type liveServer struct {

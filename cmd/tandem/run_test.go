@@ -23,6 +23,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/door/run"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
@@ -161,7 +162,7 @@ func TestRunPrintsTheAnswerOfOnePrompt(t *testing.T) {
 		var types []string
 		for _, e := range events {
 			types = append(types, e.Type)
-			if got := eventSession(e.Properties); got != res.SessionID {
+			if got := run.EventSession(e.Properties); got != res.SessionID {
 				t.Fatalf("an event of another session (%q) on stdout: %s %s", got, e.Type, e.Properties)
 			}
 		}
@@ -233,7 +234,7 @@ func TestRunExitStatuses(t *testing.T) {
 	for _, tc := range usage {
 		t.Run("usage error, status 2: "+tc.name, func(t *testing.T) {
 			out, errOut, code := runCLI(t, bin, t.TempDir(), t.TempDir(), nil, tc.args...)
-			if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "tandem run --help") {
+			if code != run.ExitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "tandem run --help") {
 				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 			}
 		})
@@ -249,21 +250,21 @@ func TestRunExitStatuses(t *testing.T) {
 		env := []string{"OPENAI_BASE_URL=" + provider.URL + "/v1", "OPENAI_API_KEY=sk-test"}
 		out, errOut, code := runCLI(t, bin, t.TempDir(), t.TempDir(), env, "--format", "json", "--model", "openai/gpt-4o", "hi")
 		_, res := jsonLines(t, out)
-		if code != exitFailed || res.Status != "error" || *res.ExitCode != exitFailed || !strings.Contains(res.Error, "on strike") ||
+		if code != run.ExitFailed || res.Status != "error" || *res.ExitCode != run.ExitFailed || !strings.Contains(res.Error, "on strike") ||
 			!strings.Contains(errOut, "on strike") {
 			t.Fatalf("exit %d, result %+v, stderr %q", code, res, errOut)
 		}
 	})
 	t.Run("an unknown model is status 1 and names it", func(t *testing.T) {
 		_, errOut, code := runCLI(t, bin, t.TempDir(), t.TempDir(), nil, "--model", "nowhere/none", "hi")
-		if code != exitFailed || !strings.Contains(errOut, "nowhere") {
+		if code != run.ExitFailed || !strings.Contains(errOut, "nowhere") {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 	})
 	t.Run("--timeout aborts the turn: status 124, the answer so far on stdout", func(t *testing.T) {
 		start := time.Now()
 		out, errOut, code := runCLI(t, bin, t.TempDir(), t.TempDir(), nil, "--timeout", "1s", "slow: "+strings.Repeat("word ", 40))
-		if code != exitTimeout || !strings.HasPrefix(out, "word word") || strings.Count(out, "word") >= 40 || !strings.Contains(errOut, "--timeout 1s passed: the turn was aborted") {
+		if code != run.ExitTimeout || !strings.HasPrefix(out, "word word") || strings.Count(out, "word") >= 40 || !strings.Contains(errOut, "--timeout 1s passed: the turn was aborted") {
 			t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 		}
 		if d := time.Since(start); d > 15*time.Second {
@@ -279,7 +280,7 @@ func TestRunExitStatuses(t *testing.T) {
 		}
 		out, errOut, code := r.wait()
 		_, res := jsonLines(t, out)
-		if code != exitInterrupted || res.Status != "interrupted" || !strings.Contains(errOut, "interrupted") {
+		if code != run.ExitInterrupted || res.Status != "interrupted" || !strings.Contains(errOut, "interrupted") {
 			t.Fatalf("exit %d, result %+v, stderr %q", code, res, errOut)
 		}
 	})
@@ -297,7 +298,7 @@ func TestRunOnAsk(t *testing.T) {
 			dir := t.TempDir()
 			out, errOut, code := runCLI(t, bin, t.TempDir(), dir, nil, append(args, "run: touch made-by-run")...)
 			_, res := jsonLines(t, out)
-			if code != exitRefused || res.Status != "refused" || !strings.Contains(errOut, "rejected bash: touch made-by-run") {
+			if code != run.ExitRefused || res.Status != "refused" || !strings.Contains(errOut, "rejected bash: touch made-by-run") {
 				t.Fatalf("%v: exit %d, result %+v, stderr %q", args, code, res, errOut)
 			}
 			if len(res.Approvals) != 1 || res.Approvals[0].Decision != "reject" || res.Approvals[0].By != "tandem run" ||
@@ -312,7 +313,7 @@ func TestRunOnAsk(t *testing.T) {
 	t.Run("prompt without a terminal says so and rejects", func(t *testing.T) {
 		dir := t.TempDir()
 		_, errOut, code := runCLI(t, bin, t.TempDir(), dir, nil, "--on-ask", "prompt", "run: touch made-by-run")
-		if code != exitRefused || !strings.Contains(errOut, "no terminal to ask on") || !strings.Contains(errOut, "rejected bash: touch made-by-run") {
+		if code != run.ExitRefused || !strings.Contains(errOut, "no terminal to ask on") || !strings.Contains(errOut, "rejected bash: touch made-by-run") {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "made-by-run")); !os.IsNotExist(err) {
@@ -373,7 +374,7 @@ func TestRunOnAsk(t *testing.T) {
 		t.Run("unanswered, it ends at --timeout: the turn is aborted, status 124", func(t *testing.T) {
 			out, errOut, code := runCLI(t, bin, t.TempDir(), t.TempDir(), env, "--attach", srv.url, "--on-ask", "wait", "--timeout", "2s", "--format", "json", "run: touch never-answered")
 			_, res := jsonLines(t, out)
-			if code != exitTimeout || res.Status != "timeout" || !strings.Contains(errOut, "waiting for another client") {
+			if code != run.ExitTimeout || res.Status != "timeout" || !strings.Contains(errOut, "waiting for another client") {
 				t.Fatalf("exit %d, result %+v, stderr %q", code, res, errOut)
 			}
 			deadline := time.Now().Add(waitLimit)
@@ -531,7 +532,7 @@ func TestRunAsksOnATerminal(t *testing.T) {
 	t.Run("reject-with-message asks for the message and tells the agent; status 3", func(t *testing.T) {
 		dir := t.TempDir()
 		screen, code := ptyRun(t, bin, t.TempDir(), dir, []string{choices, "tell the agent why: "}, []string{"5", "not in this directory"}, "run: touch refused-on-the-terminal")
-		if code != exitRefused || !strings.Contains(screen, "not in this directory") || !strings.Contains(screen, "rejected (reject-with-message) bash: touch refused-on-the-terminal") {
+		if code != run.ExitRefused || !strings.Contains(screen, "not in this directory") || !strings.Contains(screen, "rejected (reject-with-message) bash: touch refused-on-the-terminal") {
 			t.Fatalf("exit %d\n%s", code, screen)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "refused-on-the-terminal")); !os.IsNotExist(err) {

@@ -146,7 +146,7 @@ func TestATrustedProjectsSecretsStayOutOfGETConfig(t *testing.T) {
   "notify": [{"type": "webhook", "url": "https://hooks.example/{env:SECRET}", "secret": "{env:SECRET}",
     "headers": {"X-Token": "{env:SECRET}"}}]
 }`})
-	cfg, err := td.m.runtime.Load(td.project)
+	cfg, err := td.m.Config(td.project)
 	if err != nil {
 		t.Fatal(err)
 	}

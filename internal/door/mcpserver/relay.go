@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// relayMCP passes MCP messages both ways between a local transport (stdio) and a remote one (the
+// Relay passes MCP messages both ways between a local transport (stdio) and a remote one (the
 // server's Streamable HTTP endpoint) until either side ends. It relays at the JSON-RPC level, so
 // everything the server does — elicitations, progress, cancellation, newer protocol versions — reaches
 // the client unchanged. Calls are forwarded each on its own: a long tools/call must not hold back the
 // client's answer to an elicitation that call is waiting for.
-func relayMCP(ctx context.Context, local, remote mcp.Transport) error {
+func Relay(ctx context.Context, local, remote mcp.Transport) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	lc, err := local.Connect(ctx)

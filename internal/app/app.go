@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -89,6 +89,7 @@ type Main struct {
 	stopACP     func()
 	snaps       *snapshot.Store
 	lease       lease.Lease            // held from before the store opens until after it closes
+	base        context.Context        // Start's context without its cancellation, for the teardown's deadlines
 	webBase     atomic.Pointer[string] // the server's URL once it listens, for links in notifications
 
 	// sandboxStatus is what the kernel enforces of the sandbox setting, for the banner.
@@ -105,7 +106,7 @@ func (m *Main) webURL() string {
 
 // closeNotify stops the notifications: a delivery under way gets a few seconds to finish.
 func (m *Main) closeNotify() {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(m.base, 3*time.Second)
 	defer cancel()
 	m.notify.Close(ctx)
 }
@@ -169,9 +170,17 @@ func (s services) api() *routes.API {
 	}
 }
 
-func documentOnly() ([]byte, error) {
-	return services{version: version, runtime: &agentRuntime{}, events: &routes.Events{}, tools: func() []tool.Tool { return nil }}.api().Document()
+// API is the HTTP API without services behind it: its routes and its OpenAPI document
+// (`tandem openapi`), the same as a running server's.
+func API() *routes.API {
+	return services{version: version, runtime: &agentRuntime{}, events: &routes.Events{}, tools: func() []tool.Tool { return nil }}.api()
 }
+
+// version is stamped by the release build (-ldflags "-X github.com/tandem-dev/tandem/internal/app.version=...").
+var version = "0.1.0-dev"
+
+// Version is tandem's version, as the server reports it.
+func Version() string { return version }
 
 // Start opens the database, wires the services and starts serving.
 func Start(ctx context.Context, o Options) (*Main, error) {
@@ -181,11 +190,15 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	dir, err := projectDir(o.Directory)
+	dir, err := ProjectDir(o.Directory)
 	if err != nil {
 		return nil, err
 	}
-	m := &Main{opts: o, log: o.Logger, lease: o.Lease, services: services{version: version, dir: dir, paths: o.Paths, fileIndex: files.NewIndex(), env: o.Env, log: o.Logger}}
+	m := &Main{opts: o, log: o.Logger, lease: o.Lease, base: context.WithoutCancel(ctx), services: services{version: version, dir: dir, paths: o.Paths, fileIndex: files.NewIndex(), env: o.Env, log: o.Logger}}
+	// What is built below is undone in reverse order when a later step fails; a started server
+	// is Close's to tear down.
+	var undo teardown
+	defer undo.run()
 	// One process owns a data directory: everything below (recovery above all) treats what the
 	// store holds as this process's own.
 	if m.lease == nil {
@@ -193,12 +206,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 			return nil, err
 		}
 	}
-	started := false
-	defer func() {
-		if !started {
-			_ = m.lease.Release()
-		}
-	}()
+	undo.push(func() { _ = m.lease.Release() })
 	// A database that exists already was a server's before this one: its clients may come back.
 	_, statErr := os.Stat(filepath.Join(o.Paths.Data, "tandem.db"))
 	restarted := statErr == nil
@@ -210,27 +218,24 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		}
 		return nil, err
 	}
+	undo.push(func() { _ = m.db.Close() })
 	m.bus = bus.New(bus.Options{})
 	m.events = &routes.Events{Bus: m.bus, Heartbeat: o.Heartbeat}
 	m.perms = permission.New(permission.Options{DB: m.db, Bus: m.bus, Logger: o.Logger})
 	keys, err := keys.Open(filepath.Join(o.Paths.Data, keys.FileName))
 	if err != nil {
-		m.db.Close()
 		return nil, err
 	}
-	m.runtime, err = newAgentRuntime(dir, o.Env, m.perms, keys)
-	if err != nil {
-		m.db.Close()
+	if m.runtime, err = newAgentRuntime(dir, o.Env, m.perms, keys); err != nil {
 		return nil, err
 	}
+	undo.push(m.runtime.close)
 	cfg, err := m.runtime.Load(dir)
 	if err != nil {
-		m.db.Close()
 		return nil, err
 	}
 	pcfg, err := permission.ParseConfig(cfg.Permission)
 	if err != nil {
-		m.db.Close()
 		return nil, err
 	}
 	if u := cfg.Untrusted; u != nil {
@@ -247,16 +252,13 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		m.notify.SetTargets(notifyTargets(cfg.Notify, m.notify, m.push, m.push.Subscribed()))
 	}})
 	if err != nil {
-		m.db.Close()
 		return nil, err
 	}
 	// Notifications follow every pending request from the first one on, restored ones included.
-	m.notify, err = notify.New(ctx, notify.Options{Bus: m.bus, DB: m.db, Logger: o.Logger, WebURL: m.webURL})
-	if err != nil {
-		m.runtime.close()
-		m.db.Close()
+	if m.notify, err = notify.New(ctx, notify.Options{Bus: m.bus, DB: m.db, Logger: o.Logger, WebURL: m.webURL}); err != nil {
 		return nil, err
 	}
+	undo.push(m.closeNotify)
 	m.notify.SetTargets(notifyTargets(cfg.Notify, m.notify, m.push, m.push.Subscribed()))
 	m.runtime.notify = func(c config.Config) {
 		m.notify.SetTargets(notifyTargets(c.Notify, m.notify, m.push, m.push.Subscribed()))
@@ -289,9 +291,6 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		}
 	}
 	if err != nil {
-		m.closeNotify()
-		m.runtime.close()
-		m.db.Close()
 		return nil, err
 	}
 	if restarted || cutOff > 0 {
@@ -302,11 +301,13 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 	// MCP servers connect in the background so that a slow one never delays readiness; their
 	// status is visible at GET /mcp meanwhile.
-	mcpCtx, stopMCP := context.WithCancel(context.Background())
+	mcpCtx, stopMCP := context.WithCancel(context.WithoutCancel(ctx))
 	mcpStarted := make(chan struct{})
 	go func() { defer close(mcpStarted); m.mcp.Start(mcpCtx) }()
 	m.stopMCP = func() { stopMCP(); <-mcpStarted; _ = m.mcp.Close() }
+	undo.push(m.stopMCP)
 	m.ptys = terminal.NewManager(terminal.Options{Bus: m.bus, Logger: o.Logger})
+	undo.push(m.ptys.Close)
 
 	user := o.Env("TANDEM_SERVER_USERNAME")
 	if user == "" {
@@ -318,20 +319,15 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 	creds := auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth}
 	// Browser logins survive a restart: their signing secret is kept beside the database.
-	m.auth, err = auth.Open(creds, filepath.Join(o.Paths.Data, auth.KeyFileName), !m.generated)
-	if err != nil {
-		m.ptys.Close()
-		m.stopMCP()
-		m.runtime.close()
-		m.db.Close()
+	if m.auth, err = auth.Open(creds, filepath.Join(o.Paths.Data, auth.KeyFileName), !m.generated); err != nil {
 		return nil, err
 	}
 
 	m.mcpHTTP = m.mcpHTTPHandler()
 	// ACP agents of remote editors drive this server through its own API, with its credentials.
-	acp := acphttp.New(ctx, acphttp.Options{Version: version, Logger: o.Logger,
-		Client: func() *client.Client { return client.New(m.URL(), m.Username(), m.password) }})
+	acp := acphttp.New(ctx, acphttp.Options{Version: version, Logger: o.Logger, Client: m.Client})
 	m.acpHTTP, m.stopACP = acp, acp.Close
+	undo.push(m.stopACP)
 
 	ui := web.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		routes.WriteError(w, r, notFoundRoute(r))
@@ -346,17 +342,13 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		PasswordSet: !m.generated && m.password != "", API: m.api(), Fallback: fallback, Logger: o.Logger,
 	})
 	if err != nil {
-		m.stopACP()
-		m.ptys.Close()
-		m.stopMCP()
-		m.closeNotify()
-		m.runtime.close()
-		m.db.Close()
 		return nil, err
 	}
 	url := m.srv.URL()
 	m.webBase.Store(&url)
 	m.srv.Serve()
+	// From here on the server runs: Close tears it down, in its own order.
+	undo.disarm()
 	m.unadvertise = func() {}
 	if o.MDNS {
 		stop, err := discovery.Advertise(ctx, discovery.Options{Host: o.Hostname, Port: m.srv.Port(), Domain: o.MDNSDomain, Logger: o.Logger})
@@ -378,9 +370,25 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	// The project's first snapshot (every file into the shadow repository) starts now, so that the
 	// first turn does not wait for it.
 	m.snaps.Warm(ctx, session.Worktree(dir))
-	started = true
 	return m, nil
 }
+
+// teardown is the cleanup stack of Start: what it has built so far, undone in reverse order when
+// a later step fails.
+type teardown []func()
+
+func (t *teardown) push(undo func()) { *t = append(*t, undo) }
+
+// run undoes everything pushed, the last first; nothing once disarmed.
+func (t *teardown) run() {
+	for i := len(*t) - 1; i >= 0; i-- {
+		(*t)[i]()
+	}
+	*t = nil
+}
+
+// disarm hands what was built to its owner: run undoes nothing from then on.
+func (t *teardown) disarm() { *t = nil }
 
 // uiPages passes the pages of read-only links (/s/{token}) and the UI's assets to the web UI, and
 // the UI itself (/) when the whole UI is served; everything else is an unknown route.
@@ -395,7 +403,9 @@ func uiPages(ui http.Handler, whole bool) http.Handler {
 	})
 }
 
-func projectDir(d string) (string, error) {
+// ProjectDir is the absolute project directory --dir names (default: the current directory), or
+// an error when it is no directory.
+func ProjectDir(d string) (string, error) {
 	if d == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -422,6 +432,24 @@ func (m *Main) Username() string { return m.auth.Username() }
 
 // Done reports when serving ends on its own (a listener failure).
 func (m *Main) Done() <-chan error { return m.srv.Done() }
+
+// Client is a client of this server with its credentials, for the doors that run beside it.
+func (m *Main) Client() *client.Client { return client.New(m.URL(), m.Username(), m.password) }
+
+// Generated reports whether the password was generated: only this process knows it, so no other
+// client can answer what this server leaves pending.
+func (m *Main) Generated() bool { return m.generated }
+
+// SetFiles routes a session's file tools through f (an editor's files, over ACP) until remove.
+func (m *Main) SetFiles(sessionID string, f tool.Files) (remove func()) {
+	return m.sessions.SetFiles(sessionID, f)
+}
+
+// Config is the configuration as seen from dir, read through the server's loader.
+func (m *Main) Config(dir string) (config.Config, error) { return m.runtime.Load(dir) }
+
+// NotifyTargets are the notification targets in effect.
+func (m *Main) NotifyTargets() []notify.Target { return m.notify.Targets() }
 
 func (m *Main) writeState() error {
 	m.statePath = client.StateFile(m.opts.Paths.State)
@@ -494,7 +522,7 @@ func openURL(u string) error {
 // Close shuts down gracefully: SSE clients get a final event, in-flight requests finish, the
 // database is checkpointed and closed.
 func (m *Main) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(m.base, 10*time.Second)
 	defer cancel()
 	m.unadvertise()
 	m.stopACP() // its agents call this server's API: before the listener goes

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -152,8 +152,8 @@ func (r *runner) run(ctx context.Context, sessionID string, in session.PromptInp
 	}
 }
 
-// eventSession is the session an event belongs to, from whichever field its kind carries.
-func eventSession(props json.RawMessage) string {
+// EventSession is the session an event belongs to, from whichever field its kind carries.
+func EventSession(props json.RawMessage) string {
 	var p struct {
 		SessionID string `json:"sessionID"`
 		Part      struct {
@@ -185,7 +185,7 @@ func (r *runner) handle(ctx context.Context, ev client.Event) (done bool) {
 	if ev.Type == "server.connected" {
 		return r.resynced(ctx, ev)
 	}
-	if eventSession(ev.Properties) != r.sid {
+	if EventSession(ev.Properties) != r.sid {
 		return false
 	}
 	if r.json {
@@ -298,16 +298,16 @@ func (r *runner) finish(ctx context.Context) (*runResult, error) {
 		r.failure = errorText(msgs[n-1].Info.Error)
 		fmt.Fprintf(r.log, "error: %s\n", r.failure)
 	}
-	res := r.result("completed", exitOK)
+	res := r.result("completed", ExitOK)
 	refused := false
 	for _, a := range r.approvals {
 		refused = refused || a.Reply == string(permission.Reject)
 	}
 	switch {
 	case r.failure != "":
-		res.Status, res.ExitCode, res.Error = "error", exitFailed, r.failure
+		res.Status, res.ExitCode, res.Error = "error", ExitFailed, r.failure
 	case refused && r.onAsk != askWithinRules:
-		res.Status, res.ExitCode = "refused", exitRefused
+		res.Status, res.ExitCode = "refused", ExitRefused
 	}
 	r.report(res)
 	return res, nil
@@ -315,9 +315,9 @@ func (r *runner) finish(ctx context.Context) (*runResult, error) {
 
 // stop aborts the turn when the timeout passed or a signal arrived.
 func (r *runner) stop(ctx context.Context) *runResult {
-	res := r.result("interrupted", exitInterrupted)
+	res := r.result("interrupted", ExitInterrupted)
 	if errors.Is(context.Cause(ctx), errRunTimedOut) {
-		res.Status, res.ExitCode = "timeout", exitTimeout
+		res.Status, res.ExitCode = "timeout", ExitTimeout
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
