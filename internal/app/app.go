@@ -1,3 +1,8 @@
+// Package app is tandem's composition root: Start opens the store, builds every service with its
+// dependencies (explicit constructors, no globals), serves them through the doors, and Close tears
+// them down in order. It also holds what the commands of cmd/tandem do beyond parsing flags: the
+// provider runtime the session loop reads (runtime.go), the data directory's owner (owner.go), the
+// sandbox policy, the notification targets, `tandem serve`, `trust` and `discover`.
 package app
 
 import (

@@ -25,7 +25,7 @@ type askTTY struct {
 
 // openTerminal returns the terminal to ask on, or nil when the process has none.
 func openTerminal() *askTTY {
-	if IsTerminal(os.Stdin) && IsTerminal(os.Stderr) {
+	if isTerminal(os.Stdin) && isTerminal(os.Stderr) {
 		return &askTTY{in: os.Stdin, out: os.Stderr}
 	}
 	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)

@@ -84,7 +84,7 @@ func Prompt(ctx context.Context, o Options) error {
 	term := openTerminal()
 	if o.OnAsk == "" {
 		o.OnAsk = askReject
-		if term != nil && IsTerminal(os.Stderr) {
+		if term != nil && isTerminal(os.Stderr) {
 			o.OnAsk = askPrompt
 		}
 	}
@@ -105,7 +105,7 @@ func Prompt(ctx context.Context, o Options) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, errRunTimedOut)
 	defer cancel()
 	prompt := o.Prompt
-	if !IsTerminal(os.Stdin) {
+	if !isTerminal(os.Stdin) {
 		// Piped input is part of the prompt, as in `git diff | tandem run 'review this'`.
 		piped, err := readAll(ctx, os.Stdin)
 		if err != nil {
@@ -175,8 +175,8 @@ func readAll(ctx context.Context, r io.Reader) (string, error) {
 	}
 }
 
-// IsTerminal reports whether f is a terminal (not merely a character device such as /dev/null).
-func IsTerminal(f *os.File) bool {
+// isTerminal reports whether f is a terminal (not merely a character device such as /dev/null).
+func isTerminal(f *os.File) bool {
 	return isatty.IsTerminal(f.Fd())
 }
 
