@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tandem-dev/tandem/internal/infra/manpage"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
@@ -19,7 +20,7 @@ const regenerateMan = "regenerate them with: go run ./cmd/tandem man docs/man"
 // a page that differs, a command without a page, or a page of a command that is gone.
 func TestManPagesMatchTheCommands(t *testing.T) {
 	committed := filepath.Join(testenv.ModuleRoot(t), "docs", "man")
-	want := manPages(newRootCommand())
+	want := manpage.Pages(newRootCommand())
 	files, err := filepath.Glob(filepath.Join(committed, "*.1"))
 	if err != nil {
 		t.Fatal(err)
@@ -88,25 +89,10 @@ func TestTheManCommandWritesEveryPage(t *testing.T) {
 	}
 }
 
-func TestRoffText(t *testing.T) {
-	for _, tc := range []struct{ name, in, want string }{
-		{"a backslash is printed, not read as an escape", `C:\dir`, `C:\edir`},
-		{"a line that starts with a dot stays text", "see\n.tandem/command", "see\n\\&.tandem/command"},
-		{"a line that starts with a quote stays text", "'quoted'", `\&'quoted'`},
-		{"plain text is unchanged", "tandem serve --port 4096", "tandem serve --port 4096"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := roffText(tc.in); got != tc.want {
-				t.Errorf("roffText(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
 // TestManPageOfServe checks one page's sections, so a reader of `man tandem-serve` gets the flags
 // --help lists, with their defaults.
 func TestManPageOfServe(t *testing.T) {
-	page := string(manPages(newRootCommand())["tandem-serve.1"])
+	page := string(manpage.Pages(newRootCommand())["tandem-serve.1"])
 	for _, want := range []string{".TH TANDEM-SERVE 1", ".SH NAME\ntandem-serve \\- ", ".SH SYNOPSIS\n.B tandem serve", ".SH OPTIONS\n", "\\fB\\-\\-port\\fR", ".SH SEE ALSO\n\\fBtandem\\fP(1)"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q:\n%s", want, page)
