@@ -241,6 +241,7 @@ type appServerProcess struct {
 	stdout io.Reader
 	stderr *strings.Builder
 	mu     *sync.Mutex
+	stop   func(*testing.T) // ends the process (as Ctrl+C does) and waits for it; idempotent
 }
 
 // startAppServer runs `tandem app-server args...` with env; it waits for the HTTP server's URL (or,
@@ -287,19 +288,23 @@ func startAppServer(t *testing.T, env []string, args ...string) *appServerProces
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(waitLimit):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		<-logDone
-	})
+	var once sync.Once
+	p.stop = func(*testing.T) {
+		once.Do(func() {
+			_ = stdin.Close()
+			_ = cmd.Process.Signal(os.Interrupt)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(waitLimit):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+			<-logDone
+		})
+	}
+	t.Cleanup(func() { p.stop(t) })
 	need := 1
 	if listen {
 		need = 2
