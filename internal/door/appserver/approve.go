@@ -43,7 +43,9 @@ func (t *thread) put(ctx context.Context, id, kind, callID, method string, param
 		defer t.s.wg.Done()
 		select {
 		case m := <-req.resp:
-			answered(actx, m)
+			// The answer is passed on even if the request is resolved meanwhile (its own reply
+			// resolves it): only the connection's end stops the calls it makes.
+			answered(t.s.ctx, m)
 		case <-actx.Done():
 		}
 	}()
