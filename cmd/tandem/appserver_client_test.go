@@ -304,7 +304,14 @@ func startAppServer(t *testing.T, env []string, args ...string) *appServerProces
 			<-logDone
 		})
 	}
-	t.Cleanup(func() { p.stop(t) })
+	t.Cleanup(func() {
+		p.stop(t)
+		if t.Failed() {
+			p.mu.Lock()
+			t.Logf("tandem app-server's stderr:\n%s", p.stderr.String())
+			p.mu.Unlock()
+		}
+	})
 	need := 1
 	if listen {
 		need = 2

@@ -60,7 +60,10 @@ func TestAppServerOverStdio(t *testing.T) {
 	p := startAppServer(t, env, "--port", "0", "--dir", project, "--data-dir", data)
 	c := p.stdioClient(t)
 	rest := client.New(p.url, "tandem", testPassword)
-	defer func() { schema.conforms(t, c.conversation()) }()
+	defer func() {
+		c.t = t
+		schema.conforms(t, c.conversation())
+	}()
 
 	t.Run("a request before initialize is refused, as is a second initialize", func(t *testing.T) {
 		c.t = t
@@ -332,6 +335,7 @@ func TestAppServerOverWebSocket(t *testing.T) {
 		_ = msg
 	})
 
+	c.t = t
 	c.result("thread/unsubscribe", map[string]any{"threadId": threadID}, nil)
 	schema.conforms(t, c.conversation())
 	schema.conforms(t, readTrace(t, trace))

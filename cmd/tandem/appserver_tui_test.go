@@ -14,6 +14,7 @@ import (
 
 	"github.com/tandem-dev/tandem/client"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
@@ -200,4 +201,46 @@ func threadIDOf(t *testing.T, trace, sessionID string) string {
 	}
 	t.Fatalf("no thread/started for session %s in the trace", sessionID)
 	return ""
+}
+
+// The Codex TUI against tandem driving an OpenAI-compatible model (scripted over loopback): its
+// reasoning and answer stream into the TUI, and its tool call is the command approval the TUI
+// shows; once approved the command runs and the model gets its output.
+func TestAppServerCodexTUIWithAScriptedModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary and the Codex TUI")
+	}
+	bin := codexBinary(t)
+	schema := loadCodexSchema(t)
+	srv := providertest.NewOpenAI(t,
+		providertest.Turn{Reasoning: []string{"The user wants ", "a file."}, Text: []string{"I will ", "create it."},
+			ToolCalls: []providertest.ToolCall{{ID: "call_1", Name: "bash", Arguments: `{"command":"touch scripted.txt","description":"Create scripted.txt"}`}},
+			Usage:     providertest.Usage{Input: 120, Output: 30}},
+		providertest.Turn{Text: []string{"Created ", "scripted.txt ", "for you."}, Usage: providertest.Usage{Input: 160, Output: 8}},
+	)
+	env, data := appEnv(t)
+	for k, v := range openAIEnv(srv) {
+		env = append(env, k+"="+v)
+	}
+	project := t.TempDir()
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.UnusedPort(t))
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	tandem := startAppServer(t, env, "--port", "0", "--dir", project, "--data-dir", data, "--listen", "ws://"+addr, "--trace", trace)
+	rest := client.New(tandem.url, "tandem", testPassword)
+	s := codexScreen(t, bin, addr, project, t.TempDir())
+	defer func() { schema.conforms(t, readTrace(t, trace)) }()
+
+	s.waitText("openai/gpt-scripted")
+	codexPrompt(s, "make me a file")
+	s.waitText("I will create it.", "Would you like to run the following command?", "touch scripted.txt")
+	pendingCommand(t, rest, "touch scripted.txt")
+	s.keys("y")
+	s.waitText("Created scripted.txt for you.")
+	if _, err := os.Stat(filepath.Join(project, "scripted.txt")); err != nil {
+		t.Error(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) < 2 || !requestContains(reqs[len(reqs)-1], "call_1") {
+		t.Errorf("the model's second request does not carry the command's result: %d requests", len(reqs))
+	}
 }

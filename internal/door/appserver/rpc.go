@@ -65,6 +65,9 @@ type message struct {
 // peer is one connection's writer and the table of tandem's outstanding requests to the client.
 type peer struct {
 	conn Conn
+	// ctx is the connection's: every write uses it, never a caller's, since a WebSocket closes
+	// when a write's context ends (a thread's reader stopping must not take the connection along).
+	ctx context.Context
 
 	wmu sync.Mutex // one message at a time on the wire
 
@@ -77,11 +80,11 @@ type peer struct {
 	sent func([]byte)
 }
 
-func newPeer(c Conn, sent func([]byte)) *peer {
-	return &peer{conn: c, waiting: map[string]chan message{}, optOut: map[string]bool{}, sent: sent}
+func newPeer(ctx context.Context, c Conn, sent func([]byte)) *peer {
+	return &peer{conn: c, ctx: ctx, waiting: map[string]chan message{}, optOut: map[string]bool{}, sent: sent}
 }
 
-func (p *peer) write(ctx context.Context, v any) error {
+func (p *peer) write(_ context.Context, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -91,7 +94,7 @@ func (p *peer) write(ctx context.Context, v any) error {
 	if p.sent != nil {
 		p.sent(b)
 	}
-	return p.conn.Write(ctx, b)
+	return p.conn.Write(p.ctx, b)
 }
 
 // respond answers a request with a result or an error.

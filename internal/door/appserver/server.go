@@ -68,7 +68,7 @@ func Serve(ctx context.Context, o Options, conn Conn) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &server{o: o, c: o.Client, log: o.Logger, ids: id.NewSource(), threads: map[string]*thread{}, known: map[string]string{}, ctx: ctx}
-	s.p = newPeer(conn, func(b []byte) { s.trace("<<", b) })
+	s.p = newPeer(ctx, conn, func(b []byte) { s.trace("<<", b) })
 	defer func() {
 		cancel()
 		s.wg.Wait()

@@ -177,8 +177,12 @@ func (s *server) modelRef(ctx context.Context, ref string) (*session.MessageMode
 	}
 	prov, model, ok := strings.Cut(ref, "/")
 	for _, p := range list.Providers {
+		if ok && p.ID == prov && model != "" {
+			// A provider takes model IDs its catalog does not list (TANDEM_MODEL may name one).
+			return &session.MessageModel{ProviderID: p.ID, ModelID: model}, nil
+		}
 		for id := range p.Models {
-			if (ok && p.ID == prov && id == model) || (!ok && id == ref) {
+			if !ok && id == ref {
 				return &session.MessageModel{ProviderID: p.ID, ModelID: id}, nil
 			}
 		}
