@@ -306,6 +306,12 @@ func startAppServer(t *testing.T, env []string, args ...string) *appServerProces
 	}
 	t.Cleanup(func() {
 		p.stop(t)
+		p.mu.Lock()
+		raced := strings.Contains(p.stderr.String(), "WARNING: DATA RACE") // a binary built with -race
+		p.mu.Unlock()
+		if raced {
+			t.Error("tandem app-server reported a data race")
+		}
 		if t.Failed() {
 			p.mu.Lock()
 			t.Logf("tandem app-server's stderr:\n%s", p.stderr.String())

@@ -255,7 +255,8 @@ func TestAppServerOverWebSocket(t *testing.T) {
 	project := t.TempDir()
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.UnusedPort(t))
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
-	startAppServer(t, env, "--port", "0", "--dir", project, "--data-dir", data, "--listen", "ws://"+addr, "--trace", trace)
+	p := startAppServer(t, env, "--port", "0", "--dir", project, "--data-dir", data, "--listen", "ws://"+addr, "--trace", trace)
+	rest := client.New(p.url, "tandem", testPassword)
 
 	t.Run("a connection without the token, with another token, or from a web page is refused", func(t *testing.T) {
 		res, err := http.Get("http://" + addr + "/readyz")
@@ -333,6 +334,57 @@ func TestAppServerOverWebSocket(t *testing.T) {
 			return m.str("item", "type") == "agentMessage" && strings.Contains(m.str("item", "text"), "SQLite")
 		})
 		_ = msg
+	})
+
+	t.Run("a path outside the project is a permissions request, granted for the turn", func(t *testing.T) {
+		c.t = t
+		outside := t.TempDir()
+		if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("the outside text"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		turnID, from := c.turn(threadID, "read: "+filepath.Join(outside, "secret.txt"))
+		req := c.asked(from, "item/permissions/requestApproval")
+		read, _ := json.Marshal(req.param("permissions", "fileSystem", "read"))
+		if string(read) != string(mustJSON([]string{outside})) {
+			t.Errorf("permissions asked %s", req.Params)
+		}
+		c.answer(req, map[string]any{"permissions": map[string]any{"fileSystem": map[string]any{"read": []string{outside}}}, "scope": "turn"})
+		if st := c.completed(from, turnID); st != "completed" {
+			t.Fatalf("turn ended %s", st)
+		}
+		c.notified(from, "item/completed", func(m rpcMsg) bool {
+			return m.str("item", "type") == "agentMessage" && strings.Contains(m.str("item", "text"), "the outside text")
+		})
+	})
+
+	t.Run("an MCP tool is approved as Codex asks about MCP tools, and its server's link is a URL elicitation", func(t *testing.T) {
+		c.t = t
+		everything := testenv.ServerEverything(t)
+		if err := rest.AddMCP(t.Context(), "everything", map[string]any{"type": "local", "command": []string{"node", everything, "stdio"}}); err != nil {
+			t.Fatal(err)
+		}
+		link := "https://connect.example.test/authorize?state=codex"
+		turnID, from := c.turn(threadID, `mcp: everything trigger-url-elicitation {"url":"`+link+`","elicitationId":"el-codex"}`)
+		approval := c.asked(from, "mcpServer/elicitation/request")
+		if approval.str("serverName") != "everything" || approval.str("_meta", "codex_approval_kind") != "mcp_tool_call" {
+			t.Errorf("the tool approval %s", approval.Params)
+		}
+		c.answer(approval, map[string]any{"action": "accept", "content": nil, "_meta": nil})
+		url := c.waitFor(from, "the URL elicitation", func(m rpcMsg) bool {
+			return m.Method == "mcpServer/elicitation/request" && len(m.ID) > 0 && m.str("mode") == "url"
+		})
+		if url.str("url") != link {
+			t.Errorf("the URL elicitation %s", url.Params)
+		}
+		c.answer(url, map[string]any{"action": "accept", "content": nil, "_meta": nil})
+		if st := c.completed(from, turnID); st != "completed" {
+			t.Fatalf("turn ended %s", st)
+		}
+		done := c.notified(from, "item/completed", func(m rpcMsg) bool { return m.str("item", "type") == "mcpToolCall" })
+		result, _ := json.Marshal(done.param("item", "result"))
+		if done.str("item", "status") != "completed" || !strings.Contains(string(result), "User completed the URL elicitation flow") {
+			t.Errorf("the MCP tool call %s", done.Params)
+		}
 	})
 
 	c.t = t

@@ -22,7 +22,7 @@ type thread struct {
 	tid    string // the Codex thread ID
 	dir    string
 	c      *client.Client // scoped to dir
-	mcp    []string
+	mcp    []string // the MCP servers' names, longest first (guarded by mu once reading)
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -357,6 +357,9 @@ func (t *thread) handle(ctx context.Context, ev client.Event) {
 				t.cur.err = turnError(p.Error)
 			}
 		}
+	case "mcp.status.changed", "mcp.tools.changed", "mcp.server.removed":
+		// The MCP servers' names tell a server's tool from tandem's own.
+		t.mcp = t.s.mcpNames(ctx)
 	case "session.idle":
 		if env.SessionID == t.id {
 			t.finishLocked(ctx)

@@ -247,7 +247,7 @@ func (s *server) threadResume(ctx context.Context, raw json.RawMessage) (any, er
 		return nil, err
 	}
 	t.learnModel(msgs)
-	turns := turnsOf(msgs, sess.Directory, t.mcp)
+	turns := turnsOf(msgs, sess.Directory, s.mcpNames(ctx))
 	obj := s.threadObject(sess, turns, t.status())
 	return s.threadResponse(ctx, t, obj, map[string]any{"initialTurnsPage": nil, "turnsBackwardsCursor": nil, "itemsBackwardsCursor": nil})
 }
