@@ -194,6 +194,11 @@ func (rt *agentRuntime) Cost(providerID, modelID string, u provider.Usage) float
 	return m.CostOf(u)
 }
 
+// Takes implements session.Inputs: which attachments the current registry's models take.
+func (rt *agentRuntime) Takes(providerID, modelID, mime string) error {
+	return rt.Registry().Takes(providerID, modelID, mime)
+}
+
 // Compaction implements session.ContextLimits with the current registry's limits and compaction
 // config.
 func (rt *agentRuntime) Compaction(providerID, modelID string) (auto bool, usable int64) {

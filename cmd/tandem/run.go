@@ -23,6 +23,7 @@ type runFlags struct {
 	attach    string
 	sessionID string
 	model     string
+	variant   string
 	agent     string
 	onAsk     string
 	format    string
@@ -151,7 +152,7 @@ allow-within-rules); 124 --timeout passed and the turn was aborted; 130 interrup
 			} else if f.onAsk == askPrompt {
 				fmt.Fprintln(r.log, "--on-ask prompt: there is no terminal to ask on, so approvals are rejected")
 			}
-			res, err := r.run(ctx, f.sessionID, session.PromptInput{Agent: f.agent, Model: model,
+			res, err := r.run(ctx, f.sessionID, session.PromptInput{Agent: f.agent, Model: model, Variant: f.variant,
 				Parts: []session.PartInput{{Type: "text", Text: prompt}}})
 			if err != nil {
 				return err
@@ -167,6 +168,7 @@ allow-within-rules); 124 --timeout passed and the turn was aborted; 130 interrup
 	fl.StringVar(&f.attach, "attach", "", "use the running tandem server at this URL (\"local\": the one `tandem serve` started here)")
 	fl.StringVarP(&f.sessionID, "session", "s", "", "continue this session instead of starting one")
 	fl.StringVarP(&f.model, "model", "m", "", "provider/model for this prompt")
+	fl.StringVar(&f.variant, "variant", "", "the model's variant for this prompt (\"high\": think harder; GET /provider lists them)")
 	fl.StringVar(&f.agent, "agent", "", "build (default) or plan")
 	fl.StringVar(&f.onAsk, "on-ask", "", "prompt, reject, allow-within-rules or wait (default: prompt on a terminal, reject otherwise)")
 	fl.StringVar(&f.format, "format", "text", "text (the answer on stdout) or json (one event per line, then the result)")

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
@@ -107,11 +109,13 @@ type runLine struct {
 	Type       string          `json:"type"`
 	Properties json.RawMessage `json:"properties"`
 	// the result line
-	SessionID string `json:"sessionID"`
-	Status    string `json:"status"`
-	ExitCode  *int   `json:"exitCode"`
-	Text      string `json:"text"`
-	Error     string `json:"error"`
+	SessionID string         `json:"sessionID"`
+	Status    string         `json:"status"`
+	ExitCode  *int           `json:"exitCode"`
+	Text      string         `json:"text"`
+	Error     string         `json:"error"`
+	Cost      float64        `json:"cost"`
+	Tokens    session.Tokens `json:"tokens"`
 	Approvals []struct {
 		RequestID, Permission, Decision, Reply, Cause, By string
 		Patterns                                          []string
@@ -172,6 +176,39 @@ func TestRunPrintsTheAnswerOfOnePrompt(t *testing.T) {
 		}
 		if types[len(types)-1] != "session.idle" {
 			t.Fatalf("the last event is %s, want session.idle", types[len(types)-1])
+		}
+	})
+	t.Run("--format json reports what the turn's model calls used and cost", func(t *testing.T) {
+		server := providertest.NewOpenAI(t, providertest.Turn{Text: []string{"Priced."},
+			Usage: providertest.Usage{Input: 1000, Output: 100, CacheRead: 3000}})
+		home := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(home, "tandem"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := json.Marshal(map[string]any{"model": "openai/gpt-4.1",
+			"provider": map[string]any{"openai": map[string]any{"options": map[string]any{"apiKey": "sk-test", "baseURL": server.BaseURL}}}})
+		if err := os.WriteFile(filepath.Join(home, "tandem", "tandem.json"), cfg, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runCLI(t, bin, home, t.TempDir(), nil, "--format", "json", "what does it cost?")
+		if code != 0 {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+		_, res := jsonLines(t, out)
+		if res.Text != "Priced." {
+			t.Fatalf("result %+v", res)
+		}
+		want := session.Tokens{Total: 1100, Input: 1000, Output: 100, Cache: session.TokensCache{Read: 3000}}
+		// GPT-4.1: $2 input, $8 output, $0.50 cached input per million tokens.
+		if res.Tokens != want || math.Abs(res.Cost-0.0043) > 1e-12 {
+			t.Fatalf("cost $%v tokens %+v, want $0.0043 and %+v", res.Cost, res.Tokens, want)
+		}
+	})
+	t.Run("--variant picks the model's variant, and one it does not have fails the turn naming those it has", func(t *testing.T) {
+		out, errOut, code := runCLI(t, bin, t.TempDir(), t.TempDir(), nil, "--format", "json", "--variant", "high", "hello")
+		_, res := jsonLines(t, out)
+		if code != 1 || res.Status != "error" || !strings.Contains(res.Error, `no variant "high" (it has: none)`) {
+			t.Fatalf("exit %d, result %+v, stderr %q", code, res, errOut)
 		}
 	})
 	t.Run("the tool's progress is on stderr and its report on stdout", func(t *testing.T) {

@@ -37,6 +37,8 @@ type runner struct {
 	queue      []*ask          // waiting for the terminal, oldest first; the first one is shown
 	approvals  []approvalOutcome
 	failure    string // the turn's error
+	// before is what the session had spent before the prompt; the result reports the difference.
+	before session.Session
 }
 
 // runResult is the last line of --format json, and what decides the exit status.
@@ -48,7 +50,11 @@ type runResult struct {
 	Text      string            `json:"text"` // the answer, as it streamed
 	Error     string            `json:"error,omitempty"`
 	Approvals []approvalOutcome `json:"approvals"` // every approval of the turn, in the order they ended
-	timeout   time.Duration
+	// Cost (US dollars, at the model's prices) and Tokens are what the turn's model calls used, in
+	// the shapes of GET /session's cost and tokens.
+	Cost    float64        `json:"cost"`
+	Tokens  session.Tokens `json:"tokens"`
+	timeout time.Duration
 }
 
 // approvalOutcome is how one approval of the turn ended.
@@ -105,6 +111,12 @@ func (r *runner) run(ctx context.Context, sessionID string, in session.PromptInp
 			return nil, timedOut(ctx, r.timeout, "the session was not created", err)
 		}
 		sessionID = s.ID
+	} else {
+		s, err := r.c.Session(ctx, sessionID)
+		if err != nil {
+			return nil, timedOut(ctx, r.timeout, "the session was not read", err)
+		}
+		r.before = s
 	}
 	r.sid = sessionID
 	if err := r.c.PromptAsync(ctx, sessionID, in); err != nil {
@@ -299,6 +311,7 @@ func (r *runner) finish(ctx context.Context) (*runResult, error) {
 		fmt.Fprintf(r.log, "error: %s\n", r.failure)
 	}
 	res := r.result("completed", exitOK)
+	r.spent(ctx, res)
 	refused := false
 	for _, a := range r.approvals {
 		refused = refused || a.Reply == string(permission.Reject)
@@ -324,6 +337,7 @@ func (r *runner) stop(ctx context.Context) *runResult {
 	if err := r.c.Abort(actx, r.sid); err != nil {
 		fmt.Fprintf(r.log, "abort the turn: %v\n", err)
 	}
+	r.spent(actx, res)
 	if !r.json && r.answer.Len() > 0 {
 		fmt.Fprintln(r.out)
 	}
@@ -338,6 +352,19 @@ func (r *runner) result(status string, code int) *runResult {
 	}
 	return &runResult{Type: "result", SessionID: r.sid, Status: status, ExitCode: code, Text: r.answer.String(),
 		Approvals: approvals, timeout: r.timeout}
+}
+
+// spent fills in what the turn cost: the session's totals now, less what they were before it.
+func (r *runner) spent(ctx context.Context, res *runResult) {
+	s, err := r.c.Session(ctx, r.sid)
+	if err != nil {
+		fmt.Fprintf(r.log, "read the turn's cost: %v\n", err)
+		return
+	}
+	b, a := r.before.Tokens, s.Tokens
+	res.Cost = s.Cost - r.before.Cost
+	res.Tokens = session.Tokens{Total: a.Total - b.Total, Input: a.Input - b.Input, Output: a.Output - b.Output,
+		Reasoning: a.Reasoning - b.Reasoning, Cache: session.TokensCache{Read: a.Cache.Read - b.Cache.Read, Write: a.Cache.Write - b.Cache.Write}}
 }
 
 // report writes the result line of --format json.

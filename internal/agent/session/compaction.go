@@ -265,7 +265,7 @@ func (s *Service) summarizeStep(ctx context.Context, ag Agent, prov provider.Pro
 
 	st := s.newStep(dir, msg)
 	msgs := append(slices.Clip(history), provider.Message{Role: provider.RoleUser, Text: provider.CompactionPrompt})
-	req := provider.Request{Model: model.ModelID, System: []string{provider.CompactionSystem}, Messages: msgs}
+	req := provider.Request{Model: model.ModelID, System: []string{provider.CompactionSystem}, Messages: s.withAttachments(ag, model, dir, msgs)}
 	callErr := s.callModel(ctx, ag, prov, req, st, dir, msg.SessionID)
 	text := st.text
 	if err := st.closeStreams(keep); err != nil {

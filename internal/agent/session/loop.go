@@ -214,7 +214,16 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 	if err != nil {
 		return nil, err
 	}
-	in.Agent, in.Model = agentName, model
+	// A variant is the prompt's, else the session's when the prompt keeps the session's model.
+	chosen := *model
+	if in.Variant == "" && sess.Model != nil && sess.Model.ProviderID == chosen.ProviderID && sess.Model.ID == chosen.ModelID {
+		in.Variant = sess.Model.Variant
+	}
+	chosen.Variant = in.Variant
+	in.Agent, in.Model = agentName, &chosen
+	if err := checkAttachments(lp.agent, in.Model, sess.Directory, in.Parts); err != nil {
+		return nil, err
+	}
 	in.Parts = withFileContents(sess.Directory, in.Parts)
 
 	// Store the title, the user message and its parts before anything else, in one write:

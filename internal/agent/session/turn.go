@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +24,8 @@ type step struct {
 	msg  *Message
 	text *Part // the text part being streamed, if any
 	rsn  *Part // the reasoning part being streamed, if any
+	// thought holds the reasoning parts the provider ended (ReasoningDone) before the step did.
+	thought []*Part
 
 	emitted bool // anything reached the client; a retry would duplicate it
 	calls   []provider.ToolCall
@@ -97,9 +100,11 @@ func (st *step) closeStreams(ctx context.Context) error {
 	defer st.s.live.remove(st) // once stored: a listing in between finds the parts in both places
 	var closed []Part
 	st.deltas.Do(func() {
-		for _, pp := range []**Part{&st.rsn, &st.text} {
-			if p := *pp; p != nil {
-				p.Time.End = st.s.nowMS()
+		for _, p := range append(slices.Clone(st.thought), st.rsn, st.text) {
+			if p != nil {
+				if p.Time.End == 0 {
+					p.Time.End = st.s.nowMS()
+				}
 				closed = append(closed, *p)
 			}
 		}
@@ -121,14 +126,19 @@ func (st *step) closeStreams(ctx context.Context) error {
 		for _, p := range closed {
 			st.s.publish(st.dir, "message.part.removed", map[string]any{"sessionID": p.SessionID, "messageID": p.MessageID, "partID": p.ID})
 		}
-		st.rsn, st.text = nil, nil
+		st.rsn, st.text, st.thought = nil, nil, nil
 		return saveFailed(err)
 	}
 	for _, p := range closed {
 		st.s.publishPart(st.dir, p)
 	}
-	st.rsn, st.text = nil, nil
+	st.rsn, st.text, st.thought = nil, nil, nil
 	return nil
+}
+
+// parts returns the step's streamed parts in the order they began: its reasoning, then its text.
+func (st *step) parts() []*Part {
+	return append(slices.Clone(st.thought), st.rsn, st.text)
 }
 
 func (st *step) emit(ev provider.Event) error {
@@ -151,6 +161,20 @@ func (st *step) emit(ev provider.Event) error {
 			st.rsn = st.open("reasoning")
 		}
 		st.delta(st.rsn, ev.Text)
+	case provider.ReasoningDone:
+		// The block's signature (or its encrypted form) is what the provider needs back with the
+		// conversation; it rides in the part's metadata, as OpenCode keeps a provider's metadata.
+		st.emitted = true
+		if st.rsn == nil {
+			st.rsn = st.open("reasoning") // a redacted block has no text
+		}
+		p := st.rsn
+		st.deltas.Do(func() {
+			p.Metadata = reasoningMetadata(ev.Reasoning)
+			p.Time.End = st.s.nowMS()
+		})
+		st.thought = append(st.thought, p)
+		st.rsn = nil
 	case provider.ToolCallReady:
 		st.emitted = true
 		st.calls = append(st.calls, ev.ToolCall)
@@ -215,13 +239,13 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		msg := r.msg
 		parts, stop, err := s.resumeStep(ctx, ag, sess, t, byName)
 		if err != nil {
-			return s.failTurn(ctx, dir, &msg, parts, err, user)
+			return s.failTurnSpent(ctx, dir, &msg, parts, err, user, turnCost, turnTokens)
 		}
 		if ctx.Err() != nil {
-			return s.failTurn(ctx, dir, &msg, parts, ctx.Err(), user)
+			return s.failTurnSpent(ctx, dir, &msg, parts, ctx.Err(), user, turnCost, turnTokens)
 		}
 		if err := s.commitStep(keep, dir, &msg, &parts, "", provider.ReasonToolCalls, 0, Tokens{}); err != nil {
-			return s.failTurn(ctx, dir, &msg, parts, err, user)
+			return s.failTurnSpent(ctx, dir, &msg, parts, err, user, turnCost, turnTokens)
 		}
 		foldDiffs(turnDiff, parts)
 		reply = WithParts{Info: msg, Parts: parts}
@@ -234,7 +258,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 	// appended in memory.
 	conv, err := s.conversation(keep, sid, user.ID)
 	if err != nil {
-		return s.failTurn(ctx, dir, nil, nil, err, user)
+		return s.failTurnSpent(ctx, dir, nil, nil, err, user, turnCost, turnTokens)
 	}
 	var auto bool    // compact by itself at all
 	var usable int64 // compact before a call estimated over this many tokens; 0: unknown
@@ -250,7 +274,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			compacted = true
 			next, tokens, cost, err := s.autoCompact(ctx, ag, prov, sess, t, conv, false)
 			if err != nil {
-				return s.failTurn(ctx, dir, nil, nil, err, user)
+				return s.failTurnSpent(ctx, dir, nil, nil, err, user, turnCost, turnTokens)
 			}
 			conv = next
 			turnCost += cost
@@ -262,7 +286,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			ID: s.ids.New(id.Message), SessionID: sid, Role: RoleAssistant, ParentID: t.user.ID,
 			Agent: t.input.Agent, Mode: t.input.Agent, ModelID: t.input.Model.ModelID, ProviderID: t.input.Model.ProviderID,
 			Path: &MessagePath{Cwd: dir, Root: Worktree(dir)}, Cost: &zero, Tokens: &Tokens{},
-			Time: MessageTime{Created: s.nowMS()},
+			Time: MessageTime{Created: s.nowMS()}, Variant: t.input.Model.Variant,
 		}
 		start := Part{ID: s.ids.New(id.Part), SessionID: sid, MessageID: msg.ID, Type: "step-start"}
 		var touched Session
@@ -286,7 +310,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			return putPart(keep, q, start)
 		})
 		if err != nil {
-			return s.failTurn(ctx, dir, nil, nil, saveFailed(err), user)
+			return s.failTurnSpent(ctx, dir, nil, nil, saveFailed(err), user, turnCost, turnTokens)
 		}
 		s.publishMessage(dir, *msg)
 		if n == 0 {
@@ -300,11 +324,12 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		s.publishPart(dir, start)
 		parts := []Part{start}
 
-		req := provider.Request{Model: t.input.Model.ModelID, System: system, Messages: history, Tools: specs}
+		req := provider.Request{Model: t.input.Model.ModelID, System: system, Messages: s.withAttachments(ag, t.input.Model, dir, history),
+			Tools: specs, Variant: t.input.Model.Variant}
 		callErr := s.callModel(ctx, ag, prov, req, st, dir, sid)
-		textParts := []*Part{st.rsn, st.text}
+		textParts := st.parts()
 		if err := st.closeStreams(keep); err != nil {
-			return s.failTurn(ctx, dir, msg, parts, err, user)
+			return s.failTurnSpent(ctx, dir, msg, parts, err, user, turnCost, turnTokens)
 		}
 		for _, p := range textParts {
 			if p != nil {
@@ -321,16 +346,23 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 				s.markFailed(keep, dir, msg, providerError(callErr))
 				next, tokens, cost, err := s.autoCompact(ctx, ag, prov, sess, t, conv, true)
 				if err != nil {
-					return s.failTurn(ctx, dir, nil, nil, err, user)
+					return s.failTurnSpent(ctx, dir, nil, nil, err, user, turnCost, turnTokens)
 				}
 				conv = next
 				turnCost += cost
 				addTokens(&turnTokens, tokens)
 				continue
 			}
-			return s.failTurn(ctx, dir, msg, parts, callErr, user)
+			return s.failTurnSpent(ctx, dir, msg, parts, callErr, user, turnCost, turnTokens)
 		}
 
+		// The call is paid for once it answered, whatever becomes of its tool calls: a turn that
+		// stops in one still counts it, on the message and in the session.
+		cost := ag.Providers.Cost(msg.ProviderID, msg.ModelID, st.usage)
+		tokens := tokensOf(st.usage)
+		msg.Cost, msg.Tokens = &cost, &tokens
+		spentTokens := turnTokens
+		addTokens(&spentTokens, tokens)
 		stop := false
 		for _, call := range st.calls {
 			// The project's files are recorded before the step's first call that may change them
@@ -341,22 +373,20 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 			p, stopTurn, err := s.runTool(ctx, ag, sess, msg, byName, call, t.input.Agent)
 			parts = append(parts, p)
 			if err != nil {
-				return s.failTurn(ctx, dir, msg, parts, err, user)
+				return s.failTurnSpent(ctx, dir, msg, parts, err, user, turnCost+cost, spentTokens)
 			}
 			if ctx.Err() != nil {
-				return s.failTurn(ctx, dir, msg, parts, ctx.Err(), user)
+				return s.failTurnSpent(ctx, dir, msg, parts, ctx.Err(), user, turnCost+cost, spentTokens)
 			}
 			stop = stop || stopTurn
 		}
 
-		cost := ag.Providers.Cost(msg.ProviderID, msg.ModelID, st.usage)
-		tokens := tokensOf(st.usage)
 		reason := st.reason
 		if reason == "" {
 			reason = provider.ReasonStop
 		}
 		if err := s.commitStep(keep, dir, msg, &parts, parts[0].Snapshot, reason, cost, tokens); err != nil {
-			return s.failTurn(ctx, dir, msg, parts, err, user)
+			return s.failTurnSpent(ctx, dir, msg, parts, err, user, turnCost, turnTokens)
 		}
 		foldDiffs(turnDiff, parts)
 		conv.msgs = appendStep(history, parts)
@@ -531,6 +561,12 @@ func (s *Service) callModel(ctx context.Context, ag Agent, prov provider.Provide
 // A turn the server stopped at shutdown is left unfinished, as a crash leaves it: the next start's
 // Recover resumes it or marks it interrupted.
 func (s *Service) failTurn(ctx context.Context, dir string, msg *Message, parts []Part, cause error, user Message) (WithParts, error) {
+	return s.failTurnSpent(ctx, dir, msg, parts, cause, user, 0, Tokens{})
+}
+
+// failTurnSpent is failTurn for a turn whose finished steps cost something: the session's totals
+// count them, as they would have had the turn finished.
+func (s *Service) failTurnSpent(ctx context.Context, dir string, msg *Message, parts []Part, cause error, user Message, cost float64, tokens Tokens) (WithParts, error) {
 	keep := context.WithoutCancel(ctx)
 	sid := user.SessionID
 	if pending.ServerStopping(ctx) {
@@ -586,7 +622,7 @@ func (s *Service) failTurn(ctx context.Context, dir string, msg *Message, parts 
 	}
 	s.publish(dir, "session.error", map[string]any{"sessionID": sid, "error": me})
 	// The turn's error is announced once: a summary that cannot be stored either is only logged.
-	if err := s.closeTurn(keep, dir, sid, user, map[string]fileChange{}, 0, Tokens{}); err != nil {
+	if err := s.closeTurn(keep, dir, sid, user, map[string]fileChange{}, cost, tokens); err != nil {
 		s.log.Error("store turn summary", "session", sid, "err", err)
 	}
 	return reply, nil
@@ -824,6 +860,8 @@ func appendStep(out []provider.Message, parts []Part) []provider.Message {
 	var results []provider.Message
 	for _, p := range parts {
 		switch {
+		case p.Type == "reasoning" && p.Text != nil:
+			am.Reasoning = append(am.Reasoning, reasoningOf(*p.Text, p.Metadata))
 		case p.Type == "text" && p.Text != nil:
 			am.Text += *p.Text
 		case p.Type == "tool" && p.State != nil && (p.State.Status == "completed" || p.State.Status == "error"):

@@ -148,6 +148,10 @@ type ModelConfig struct {
 	ToolCall    *bool       `json:"tool_call,omitempty"`
 	Cost        *ModelCost  `json:"cost,omitempty"`
 	Limit       *ModelLimit `json:"limit,omitempty"`
+	// Modalities, Options and Variants: see models.go.
+	Modalities *ModelModalities        `json:"modalities,omitempty"`
+	Options    *ModelOptions           `json:"options,omitempty"`
+	Variants   map[string]ModelOptions `json:"variants,omitempty"`
 }
 
 // ModelCost is in US dollars per million tokens, as OpenCode writes it.
@@ -250,6 +254,11 @@ func (c *Config) validate() (pointer string, err error) {
 			u, err := url.Parse(b)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return ptr + "/options/baseURL", fmt.Errorf("provider %q: options.baseURL must be an http or https URL, got %q", id, b)
+			}
+		}
+		for name, m := range p.Models {
+			if pointer, err := m.validate(ptr+"/models/"+escapePointer(name), id, name); err != nil {
+				return pointer, err
 			}
 		}
 		for _, t := range []struct {
