@@ -15,6 +15,7 @@ import (
 
 	"github.com/tandem-dev/tandem/client"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
@@ -391,4 +392,69 @@ func TestAppServerOverWebSocket(t *testing.T) {
 	c.result("thread/unsubscribe", map[string]any{"threadId": threadID}, nil)
 	schema.conforms(t, c.conversation())
 	schema.conforms(t, readTrace(t, trace))
+}
+
+// Codex's reasoning efforts are the model's variants: model/list offers them, and an effort in
+// turn/start reaches the model as that variant's options.
+func TestAppServerReasoningEffortIsTheModelsVariant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	schema := loadCodexSchema(t)
+	srv := providertest.NewOpenAI(t, providertest.Turn{Text: []string{"thought hard"}})
+	env, data := appEnv(t)
+	for k, v := range openAIEnv(srv) {
+		env = append(env, k+"="+v)
+	}
+	env = append(env, "TANDEM_MODEL=openai/o4-mini") // a model with OpenCode's reasoning variants
+	project := t.TempDir()
+	p := startAppServer(t, env, "--port", "0", "--dir", project, "--data-dir", data)
+	c := p.stdioClient(t)
+	defer func() { schema.conforms(t, c.conversation()) }()
+	c.initialize()
+
+	var models struct {
+		Data []struct {
+			ID      string `json:"id"`
+			Efforts []struct {
+				Effort string `json:"reasoningEffort"`
+			} `json:"supportedReasoningEfforts"`
+		} `json:"data"`
+	}
+	c.result("model/list", map[string]any{}, &models)
+	var efforts []string
+	for _, m := range models.Data {
+		if m.ID == "openai/o4-mini" {
+			for _, e := range m.Efforts {
+				efforts = append(efforts, e.Effort)
+			}
+		}
+	}
+	if strings.Join(efforts, " ") != "high low medium" {
+		t.Errorf("o4-mini's efforts %v, want its variants high low medium", efforts)
+	}
+
+	threadID := c.startThread(project)
+	from := c.mark()
+	var res struct {
+		Turn struct {
+			ID string `json:"id"`
+		} `json:"turn"`
+	}
+	c.result("turn/start", map[string]any{"threadId": threadID, "effort": "high",
+		"input": []any{map[string]any{"type": "text", "text": "think", "text_elements": []any{}}}}, &res)
+	if st := c.completed(from, res.Turn.ID); st != "completed" {
+		t.Fatalf("turn ended %s", st)
+	}
+	var body struct {
+		Model  string `json:"model"`
+		Effort string `json:"reasoning_effort"`
+	}
+	reqs := srv.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model was not called")
+	}
+	if err := reqs[len(reqs)-1].Decode(&body); err != nil || body.Effort != "high" {
+		t.Errorf("the model was called with reasoning_effort %q (%v), want high", body.Effort, err)
+	}
 }

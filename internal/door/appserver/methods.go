@@ -3,8 +3,11 @@ package appserver
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
 // accountRead: tandem has no ChatGPT account; the providers' keys are its own (tandem.json, the
@@ -74,11 +77,26 @@ func (s *server) modelList(ctx context.Context, _ json.RawMessage) (any, error) 
 			if name == "" {
 				name = id
 			}
+			variants := make([]string, 0, len(p.Models[id].Variants))
+			for v := range p.Models[id].Variants {
+				variants = append(variants, v)
+			}
+			sort.Strings(variants)
+			efforts := []any{}
+			for _, v := range variants {
+				efforts = append(efforts, map[string]any{"reasoningEffort": v, "description": "tandem's " + v + " variant of " + name})
+			}
+			// Codex's reasoning efforts are the model's variants; a model without any still needs a
+			// default, which tandem ignores (turn/start applies an effort only when it is a variant).
+			effort := "medium"
+			if len(variants) > 0 && !slices.Contains(variants, effort) {
+				effort = variants[0]
+			}
 			data = append(data, map[string]any{
 				"id": p.ID + "/" + id, "model": p.ID + "/" + id, "displayName": name,
 				"description": strings.TrimSpace(p.Name + " (tandem provider " + p.ID + ")"),
 				"hidden":      false, "isDefault": p.ID == prov && id == def,
-				"defaultReasoningEffort": "medium", "supportedReasoningEfforts": []any{},
+				"defaultReasoningEffort": effort, "supportedReasoningEfforts": efforts,
 				"inputModalities": []string{"text"},
 			})
 		}
@@ -138,4 +156,32 @@ func (s *server) mcpStatus(ctx context.Context, _ json.RawMessage) (any, error) 
 		data = append(data, map[string]any{"name": n, "tools": map[string]any{}, "resources": []any{}, "resourceTemplates": []any{}, "authStatus": "unsupported"})
 	}
 	return map[string]any{"data": data, "nextCursor": nil}, nil
+}
+
+// variantOf is effort when the model (nil: the default one) has a variant of that name, tandem's
+// word for Codex's reasoning effort; else "".
+func (s *server) variantOf(ctx context.Context, m *session.MessageModel, effort string) string {
+	if effort == "" {
+		return ""
+	}
+	list, err := s.c.Providers(ctx)
+	if err != nil {
+		return ""
+	}
+	if m == nil {
+		for _, p := range list.Providers {
+			if def, ok := list.Default[p.ID]; ok {
+				m = &session.MessageModel{ProviderID: p.ID, ModelID: def}
+				break
+			}
+		}
+	}
+	for _, p := range list.Providers {
+		if m != nil && p.ID == m.ProviderID {
+			if _, ok := p.Models[m.ModelID].Variants[effort]; ok {
+				return effort
+			}
+		}
+	}
+	return ""
 }

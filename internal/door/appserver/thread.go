@@ -22,7 +22,7 @@ type thread struct {
 	tid    string // the Codex thread ID
 	dir    string
 	c      *client.Client // scoped to dir
-	mcp    []string // the MCP servers' names, longest first (guarded by mu once reading)
+	mcp    []string       // the MCP servers' names, longest first (guarded by mu once reading)
 	cancel context.CancelFunc
 	done   chan struct{}
 

@@ -25,6 +25,7 @@ type turnStartParams struct {
 	ThreadID       string      `json:"threadId"`
 	Input          []userInput `json:"input"`
 	Model          *string     `json:"model"`
+	Effort         *string     `json:"effort"`
 	ExpectedTurnID string      `json:"expectedTurnId"`
 }
 
@@ -95,6 +96,13 @@ func (s *server) turnStart(ctx context.Context, raw json.RawMessage) (any, error
 		t.model = m // it sticks for the next turns, as in Codex
 		t.mu.Unlock()
 	}
+	t.mu.Lock()
+	model := t.model
+	t.mu.Unlock()
+	variant := ""
+	if p.Effort != nil {
+		variant = s.variantOf(ctx, model, *p.Effort)
+	}
 	msgID := s.ids.New(id.Message)
 	t.mu.Lock()
 	if t.cur != nil {
@@ -102,7 +110,7 @@ func (s *server) turnStart(ctx context.Context, raw json.RawMessage) (any, error
 		return nil, invalidRequest("a turn is already running in thread %s: turn/steer adds to it, turn/interrupt stops it", t.id)
 	}
 	t.cur = &turnState{id: msgID, started: time.Now()} // claimed: events of this prompt belong to it
-	in := session.PromptInput{MessageID: msgID, Model: t.model, Parts: parts}
+	in := session.PromptInput{MessageID: msgID, Model: t.model, Variant: variant, Parts: parts}
 	t.mu.Unlock()
 	s.then = func(ctx context.Context) {
 		t.mu.Lock()
