@@ -395,7 +395,8 @@ func TestAppServerOverWebSocket(t *testing.T) {
 }
 
 // Codex's reasoning efforts are the model's variants: model/list offers them, and an effort in
-// turn/start reaches the model as that variant's options.
+// turn/start reaches the model as that variant's options; the token usage carries the model's
+// context window.
 func TestAppServerReasoningEffortIsTheModelsVariant(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary")
@@ -445,6 +446,10 @@ func TestAppServerReasoningEffortIsTheModelsVariant(t *testing.T) {
 		"input": []any{map[string]any{"type": "text", "text": "think", "text_elements": []any{}}}}, &res)
 	if st := c.completed(from, res.Turn.ID); st != "completed" {
 		t.Fatalf("turn ended %s", st)
+	}
+	usage := c.notified(from, "thread/tokenUsage/updated", nil)
+	if w, _ := usage.param("tokenUsage", "modelContextWindow").(float64); w <= 0 {
+		t.Errorf("the token usage gives no context window: %s", usage.Params)
 	}
 	var body struct {
 		Model  string `json:"model"`

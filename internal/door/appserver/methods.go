@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/infra/provider"
 )
 
 // accountRead: tandem has no ChatGPT account; the providers' keys are its own (tandem.json, the
@@ -158,15 +159,11 @@ func (s *server) mcpStatus(ctx context.Context, _ json.RawMessage) (any, error) 
 	return map[string]any{"data": data, "nextCursor": nil}, nil
 }
 
-// variantOf is effort when the model (nil: the default one) has a variant of that name, tandem's
-// word for Codex's reasoning effort; else "".
-func (s *server) variantOf(ctx context.Context, m *session.MessageModel, effort string) string {
-	if effort == "" {
-		return ""
-	}
+// card is the catalog entry of a model (nil: the default one), when tandem's providers list it.
+func (s *server) card(ctx context.Context, m *session.MessageModel) (provider.ModelCard, bool) {
 	list, err := s.c.Providers(ctx)
 	if err != nil {
-		return ""
+		return provider.ModelCard{}, false
 	}
 	if m == nil {
 		for _, p := range list.Providers {
@@ -178,10 +175,9 @@ func (s *server) variantOf(ctx context.Context, m *session.MessageModel, effort 
 	}
 	for _, p := range list.Providers {
 		if m != nil && p.ID == m.ProviderID {
-			if _, ok := p.Models[m.ModelID].Variants[effort]; ok {
-				return effort
-			}
+			c, ok := p.Models[m.ModelID]
+			return c, ok
 		}
 	}
-	return ""
+	return provider.ModelCard{}, false
 }

@@ -37,6 +37,7 @@ type thread struct {
 	reqs      map[string]*outstanding
 	counted   map[string]bool // assistant messages whose tokens are in total
 	total     usage
+	window    any // the model's context window (tokens), nil when unknown
 }
 
 // turnState is the turn running now.
@@ -397,7 +398,7 @@ func (t *thread) message(ctx context.Context, m session.Message) {
 		t.total.output += last.output
 		t.total.reasoning += last.reasoning
 		t.notify(ctx, "thread/tokenUsage/updated", map[string]any{"turnId": t.cur.id,
-			"tokenUsage": map[string]any{"total": t.total.breakdown(), "last": last.breakdown(), "modelContextWindow": nil}})
+			"tokenUsage": map[string]any{"total": t.total.breakdown(), "last": last.breakdown(), "modelContextWindow": t.window}})
 	}
 }
 

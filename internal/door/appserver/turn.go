@@ -99,9 +99,15 @@ func (s *server) turnStart(ctx context.Context, raw json.RawMessage) (any, error
 	t.mu.Lock()
 	model := t.model
 	t.mu.Unlock()
-	variant := ""
-	if p.Effort != nil {
-		variant = s.variantOf(ctx, model, *p.Effort)
+	// An effort is the model's variant of that name; the context window sizes the TUI's gauge.
+	variant, window := "", any(nil)
+	if card, ok := s.card(ctx, model); ok {
+		if _, has := card.Variants[deref(p.Effort)]; has {
+			variant = *p.Effort
+		}
+		if card.Limit.Context > 0 {
+			window = card.Limit.Context
+		}
 	}
 	msgID := s.ids.New(id.Message)
 	t.mu.Lock()
@@ -110,6 +116,7 @@ func (s *server) turnStart(ctx context.Context, raw json.RawMessage) (any, error
 		return nil, invalidRequest("a turn is already running in thread %s: turn/steer adds to it, turn/interrupt stops it", t.id)
 	}
 	t.cur = &turnState{id: msgID, started: time.Now()} // claimed: events of this prompt belong to it
+	t.window = window
 	in := session.PromptInput{MessageID: msgID, Model: t.model, Variant: variant, Parts: parts}
 	t.mu.Unlock()
 	s.then = func(ctx context.Context) {
@@ -194,4 +201,11 @@ func (t *thread) interrupt(ctx context.Context) error {
 	}
 	t.mu.Unlock()
 	return t.c.Abort(ctx, t.id)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
