@@ -13,6 +13,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
 	"github.com/tandem-dev/tandem/internal/agent/session"
 )
@@ -151,8 +152,8 @@ allow-within-rules); 124 --timeout passed and the turn was aborted; 130 interrup
 			} else if f.onAsk == askPrompt {
 				fmt.Fprintln(r.log, "--on-ask prompt: there is no terminal to ask on, so approvals are rejected")
 			}
-			res, err := r.run(ctx, f.sessionID, session.PromptInput{Agent: f.agent, Model: model,
-				Parts: []session.PartInput{{Type: "text", Text: prompt}}})
+			res, err := r.run(ctx, f.sessionID, api.PromptInput{Agent: f.agent, Model: model,
+				Parts: []api.PartInput{{Type: "text", Text: prompt}}})
 			if err != nil {
 				return err
 			}

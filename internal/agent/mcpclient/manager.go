@@ -31,6 +31,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
@@ -235,7 +236,7 @@ func (s *server) statusLocked() Status {
 // SessionKey is the name a session's server is listed under in GET /mcp and addressed by in
 // DELETE /mcp/{name} and its connect and disconnect: "<name>@<sessionID>". Several sessions may
 // each have a server called name.
-func SessionKey(name, sessionID string) string { return name + "@" + sessionID }
+func SessionKey(name, sessionID string) string { return api.MCPSessionKey(name, sessionID) }
 
 // Add registers (or replaces) a server and connects it unless it is disabled, as POST /mcp does. A
 // bad config is an Invalid error and changes nothing; a server that cannot be reached is listed as

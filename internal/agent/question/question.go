@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
@@ -25,38 +26,17 @@ import (
 	"github.com/tandem-dev/tandem/internal/infra/store"
 )
 
-// Option is one choice offered for a question.
-type Option struct {
-	Label       string `json:"label" required:"true"`
-	Description string `json:"description" required:"true"`
-}
+// The wire types of a question set.
+type (
+	Option  = api.QuestionOption
+	Info    = api.QuestionInfo
+	ToolRef = api.QuestionToolRef
+)
 
-// Info is one question. Custom is a pointer because OpenCode's default for an omitted custom is true:
-// only an explicit false restricts the answers to the option labels.
-type Info struct {
-	Question string   `json:"question" required:"true"`
-	Header   string   `json:"header" required:"true"`
-	Options  []Option `json:"options" required:"true" nullable:"false"`
-	Multiple bool     `json:"multiple,omitempty"`
-	Custom   *bool    `json:"custom,omitempty" nullable:"false"`
-}
-
-// AllowsCustom reports whether an answer may be text that is not one of the option labels.
-func (q Info) AllowsCustom() bool { return q.Custom == nil || *q.Custom }
-
-// ToolRef names the tool call that asked, so clients can show the question inside that tool part.
-type ToolRef struct {
-	MessageID string `json:"messageID" required:"true"`
-	CallID    string `json:"callID" required:"true"`
-}
-
-// Request is one pending question set, as GET /question lists it and question.asked carries it.
+// Request is one pending question set: its wire form, and the project the asking session works in
+// (events are published there).
 type Request struct {
-	ID        string   `json:"id" required:"true" pattern:"^que"`
-	SessionID string   `json:"sessionID" required:"true" pattern:"^ses"`
-	Questions []Info   `json:"questions" required:"true" nullable:"false"`
-	Tool      *ToolRef `json:"tool,omitempty"`
-	// Directory is the project the asking session works in; events are published there.
+	api.QuestionRequest
 	Directory string `json:"-"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/base/id"
 	"github.com/tandem-dev/tandem/internal/infra/provider"
@@ -21,11 +22,7 @@ type ContextLimits interface {
 }
 
 // SummarizeInput is the body of POST /session/{id}/summarize.
-type SummarizeInput struct {
-	ProviderID string `json:"providerID" required:"true"`
-	ModelID    string `json:"modelID" required:"true"`
-	Auto       bool   `json:"auto,omitempty"`
-}
+type SummarizeInput = api.SummarizeInput
 
 // compactJob marks a turn that summarises its session instead of answering a prompt.
 type compactJob struct{}

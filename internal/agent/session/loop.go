@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/agent/question"
@@ -111,31 +112,12 @@ type turnResult struct {
 	err   error
 }
 
-// PromptInput is the body of POST /session/{id}/message and prompt_async.
-type PromptInput struct {
-	MessageID string          `json:"messageID,omitempty"`
-	Model     *MessageModel   `json:"model,omitempty"`
-	Agent     string          `json:"agent,omitempty"`
-	NoReply   bool            `json:"noReply,omitempty"`
-	Tools     map[string]bool `json:"tools,omitempty"`
-	System    string          `json:"system,omitempty"`
-	Variant   string          `json:"variant,omitempty"`
-	Parts     []PartInput     `json:"parts"`
-}
+// PromptInput is the body of POST /session/{id}/message and prompt_async (api.PromptInput), which
+// the session validates.
+type PromptInput api.PromptInput
 
 // PartInput is one part of a prompt: text, or a file reference.
-type PartInput struct {
-	ID        string `json:"id,omitempty"`
-	Type      string `json:"type" enum:"text,file,agent"`
-	Text      string `json:"text,omitempty"`
-	Synthetic bool   `json:"synthetic,omitempty"`
-	Mime      string `json:"mime,omitempty"`
-	Filename  string `json:"filename,omitempty"`
-	URL       string `json:"url,omitempty"`
-	Name      string `json:"name,omitempty"`
-	// Source is where a file part was mentioned (OpenCode's FilePartSource), kept as sent.
-	Source json.RawMessage `json:"source,omitempty"`
-}
+type PartInput = api.PartInput
 
 // Validate checks a prompt before anything is stored.
 func (in *PromptInput) Validate() error {

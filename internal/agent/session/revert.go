@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/base/id"
 	"github.com/tandem-dev/tandem/internal/infra/snapshot"
@@ -49,10 +50,7 @@ func (s *Service) changed(ctx context.Context, dir, from, to string) []string {
 }
 
 // RevertInput is the body of POST /session/{id}/revert.
-type RevertInput struct {
-	MessageID string `json:"messageID" required:"true" pattern:"^msg"`
-	PartID    string `json:"partID,omitempty" pattern:"^prt"`
-}
+type RevertInput = api.RevertInput
 
 // Revert undoes a session from a message (or one of its parts) on, as OpenCode's session.revert:
 // the files every later step changed are put back as they were before it, and the session's

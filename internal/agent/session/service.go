@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
@@ -111,16 +112,8 @@ func (s *Service) publish(directory, typ string, props any) {
 	s.bus.Emit(s.log, directory, typ, props)
 }
 
-// CreateInput is the body of POST /session.
-type CreateInput struct {
-	ParentID    string            `json:"parentID,omitempty"`
-	Title       string            `json:"title,omitempty"`
-	Agent       string            `json:"agent,omitempty"`
-	Model       *SessionModel     `json:"model,omitempty"`
-	Metadata    map[string]any    `json:"metadata,omitempty"`
-	Permission  []permission.Rule `json:"permission,omitempty"`
-	WorkspaceID string            `json:"workspaceID,omitempty"`
-}
+// CreateInput is the body of POST /session (api.SessionCreateInput), which the session validates.
+type CreateInput api.SessionCreateInput
 
 // Validate checks the fields a client can get wrong.
 func (in CreateInput) Validate() error {
@@ -252,6 +245,9 @@ func decodeSession(data []byte) (Session, error) {
 	var sess Session
 	if err := json.Unmarshal(data, &sess); err != nil {
 		return Session{}, fmt.Errorf("session: decode: %w", err)
+	}
+	if sess.Summary != nil {
+		fillLegacyPatches(data, sess.Summary.Diffs)
 	}
 	return sess, nil
 }
@@ -390,14 +386,7 @@ func (s *Service) Children(ctx context.Context, sessionID string) ([]Session, er
 }
 
 // UpdateInput is the body of PATCH /session/{id}; absent fields are left alone.
-type UpdateInput struct {
-	Title      *string           `json:"title,omitempty"`
-	Metadata   map[string]any    `json:"metadata,omitempty"`
-	Permission []permission.Rule `json:"permission,omitempty"`
-	Time       *struct {
-		Archived *int64 `json:"archived,omitempty"`
-	} `json:"time,omitempty"`
-}
+type UpdateInput = api.SessionUpdateInput
 
 // Update changes a session's title, metadata, rules or archived time.
 func (s *Service) Update(ctx context.Context, sessionID string, in UpdateInput) (Session, error) {
@@ -646,6 +635,9 @@ func decodeWithParts(m store.Message, rows []store.Part) (WithParts, error) {
 	if err := json.Unmarshal(m.Data, &wp.Info); err != nil {
 		return WithParts{}, fmt.Errorf("session: decode message %s: %w", m.ID, err)
 	}
+	if wp.Info.Summary != nil {
+		fillLegacyPatches(m.Data, wp.Info.Summary.Diffs)
+	}
 	wp.Parts = make([]Part, 0, len(rows))
 	for _, r := range rows {
 		var p Part
@@ -658,9 +650,7 @@ func decodeWithParts(m store.Message, rows []store.Part) (WithParts, error) {
 }
 
 // ForkInput is the body of POST /session/{id}/fork.
-type ForkInput struct {
-	MessageID string `json:"messageID,omitempty"`
-}
+type ForkInput = api.SessionForkInput
 
 // Fork copies a session, up to but not including MessageID when given, into a new session titled
 // "<title> (fork #n)". As OpenCode, the fork is not a child of the original.

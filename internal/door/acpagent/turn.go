@@ -12,9 +12,8 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
-	"github.com/tandem-dev/tandem/internal/agent/permission"
-	"github.com/tandem-dev/tandem/internal/agent/question"
 	"github.com/tandem-dev/tandem/internal/agent/session"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
 )
@@ -50,7 +49,7 @@ type envelope struct {
 
 // turn sends the prompt and streams the turn until the session is idle again. When ctx is
 // cancelled (session/cancel) it aborts the turn, streams what is left and answers "cancelled".
-func (t *translator) turn(ctx context.Context, in session.PromptInput) (acp.StopReason, error) {
+func (t *translator) turn(ctx context.Context, in api.PromptInput) (acp.StopReason, error) {
 	sctx, stopStream := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopStream()
 	actx, stopApprovals := context.WithCancel(context.WithoutCancel(ctx))
@@ -159,12 +158,12 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 			t.update(ctx, acp.SessionUpdate{Plan: &acp.SessionUpdatePlan{SessionUpdate: "plan", Entries: planOf(p.Todos)}})
 		}
 	case "permission.asked":
-		var r permission.Request
+		var r api.PermissionRequest
 		if json.Unmarshal(ev.Properties, &r) == nil && r.SessionID == t.as.id {
 			t.ask(actx, r)
 		}
 	case "question.asked":
-		var q question.Request
+		var q api.QuestionRequest
 		if json.Unmarshal(ev.Properties, &q) == nil && q.SessionID == t.as.id {
 			t.askQuestion(actx, q)
 		}

@@ -16,11 +16,9 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
-	"github.com/tandem-dev/tandem/internal/agent/permission"
-	"github.com/tandem-dev/tandem/internal/agent/question"
 	"github.com/tandem-dev/tandem/internal/agent/session"
-	"github.com/tandem-dev/tandem/internal/agent/slash"
 )
 
 // Options configure one attached terminal UI.
@@ -64,13 +62,13 @@ type (
 	loadedMsg      struct {
 		sessions  []session.Session
 		statuses  map[string]session.Status
-		perms     []permission.Request
-		questions []question.Request
+		perms     []api.PermissionRequest
+		questions []api.QuestionRequest
 		elics     []client.Elicitation
 		agents    []session.AgentInfo
 		models    []string
 		defModel  string
-		commands  []slash.Command
+		commands  []api.Command
 		cmdErr    error // the commands could not be listed: the UI works without them
 		err       error
 	}
@@ -182,10 +180,10 @@ type model struct {
 
 	confirmDelete string // the session awaiting y to be deleted
 
-	commands   []slash.Command // the server's slash commands (GET /command)
-	menuCursor int             // the highlighted entry of the / menu
-	menuQ      string          // what the menu was filtered by when menuCursor was set
-	menuClosed string          // the editor's text when Esc put the menu away
+	commands   []api.Command // the server's slash commands (GET /command)
+	menuCursor int           // the highlighted entry of the / menu
+	menuQ      string        // what the menu was filtered by when menuCursor was set
+	menuClosed string        // the editor's text when Esc put the menu away
 }
 
 func newModel(ctx context.Context, o Options) *model {
@@ -264,7 +262,7 @@ func (m *model) open(sessionID string) tea.Cmd {
 func (m *model) newSession() tea.Cmd {
 	c, ctx, agent := m.c, m.ctx, m.agent
 	return func() tea.Msg {
-		s, err := c.CreateSession(ctx, session.CreateInput{Agent: agent, Metadata: map[string]any{"client": "tandem attach"}})
+		s, err := c.CreateSession(ctx, api.SessionCreateInput{Agent: agent, Metadata: map[string]any{"client": "tandem attach"}})
 		return sessionMadeMsg{s, err}
 	}
 }
@@ -586,12 +584,12 @@ func (m *model) onEvent(ev client.Event) tea.Cmd {
 			m.dirty = true
 		}
 	case "permission.asked":
-		if r, ok := decode[permission.Request](ev.Properties); ok {
+		if r, ok := decode[api.PermissionRequest](ev.Properties); ok {
 			m.inbox.add(item{perm: &r})
 			m.openDialog()
 		}
 	case "question.asked":
-		if r, ok := decode[question.Request](ev.Properties); ok {
+		if r, ok := decode[api.QuestionRequest](ev.Properties); ok {
 			m.inbox.add(item{ques: &r})
 			m.openDialog()
 		}
@@ -679,13 +677,13 @@ func (m *model) send() tea.Cmd {
 	if cmd, ok := strings.CutPrefix(text, "!"); ok && strings.TrimSpace(cmd) != "" {
 		agent := m.agent
 		return func() tea.Msg {
-			if err := c.Shell(ctx, sid, session.ShellInput{Command: strings.TrimSpace(cmd), Agent: agent, Model: model}); err != nil {
+			if err := c.Shell(ctx, sid, api.ShellInput{Command: strings.TrimSpace(cmd), Agent: agent, Model: model}); err != nil {
 				return errMsg{"shell", err}
 			}
 			return nil
 		}
 	}
-	in := session.PromptInput{Agent: m.agent, Model: model, Parts: []session.PartInput{{Type: "text", Text: text}}}
+	in := api.PromptInput{Agent: m.agent, Model: model, Parts: []api.PartInput{{Type: "text", Text: text}}}
 	dir := ""
 	if s := m.curSession(); s != nil {
 		dir = s.Directory
