@@ -31,5 +31,9 @@ type Elicitation struct {
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
 	URL             string          `json:"url,omitempty"`
 	Domain          string          `json:"domain,omitempty"`
+	ElicitationID   string          `json:"elicitationId,omitempty"`
 	Required        bool            `json:"required,omitempty"`
+	Time            struct {
+		Created int64 `json:"created"`
+	} `json:"time"`
 }

@@ -150,14 +150,14 @@ func (s *Service) SetConfig(c Config) {
 }
 
 func (s *Service) asked(it pending.Item[Request]) {
-	s.publish(it.Request.directory, "permission.asked", it.Request)
+	s.publish(it.Request.directory, api.EventPermissionAsked, it.Request.PermissionRequest)
 }
 
 func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[Answer]) {
 	req := it.Request
-	s.publish(req.directory, "permission.replied", map[string]any{
-		"sessionID": req.SessionID, "requestID": req.ID, "reply": r.Reply.Reply, "decision": r.Reply.key(), "cause": string(r.Cause),
-		"client": r.By.Client,
+	s.publish(req.directory, api.EventPermissionReplied, api.PermissionReplied{
+		SessionID: req.SessionID, RequestID: req.ID, Reply: r.Reply.Reply, Decision: r.Reply.key(), Cause: string(r.Cause),
+		Client: r.By.Client,
 	})
 }
 

@@ -181,7 +181,7 @@ func (s *Service) EndInterrupted(ctx context.Context) error {
 		if kept[q.ID] {
 			continue
 		}
-		s.publish(q.Directory, "question.rejected", rejectedEvent{SessionID: q.SessionID, RequestID: q.ID, Cause: string(pending.Cancelled)})
+		s.publish(q.Directory, api.EventQuestionRejected, api.QuestionRejected{SessionID: q.SessionID, RequestID: q.ID, Cause: string(pending.Cancelled)})
 		s.journal.Delete(ctx, q.ID)
 		n++
 	}
@@ -196,41 +196,25 @@ func (s *Service) publish(dir, typ string, props any) {
 }
 
 func (s *Service) asked(it pending.Item[Request]) {
-	s.publish(it.Request.Directory, "question.asked", it.Request)
-}
-
-type repliedEvent struct {
-	SessionID string   `json:"sessionID"`
-	RequestID string   `json:"requestID"`
-	Answers   []Answer `json:"answers"`
-	Client    string   `json:"client,omitempty"` // who answered (X-Tandem-Client or User-Agent; tandem extension)
-}
-
-type rejectedEvent struct {
-	SessionID string `json:"sessionID"`
-	RequestID string `json:"requestID"`
-	Client    string `json:"client,omitempty"` // who dismissed it; empty for timeouts and cancellations
-	// Cause is why the question ended without answers (tandem extension; OpenCode's event does not
-	// say): CauseDismissed, or pending's "timeout" and "cancel".
-	Cause string `json:"cause"`
+	s.publish(it.Request.Directory, api.EventQuestionAsked, it.Request.QuestionRequest)
 }
 
 // CauseDismissed is the cause of a question.rejected event when a person dismissed the question.
-const CauseDismissed = "reject"
+const CauseDismissed = api.QuestionDismissed
 
 // resolved announces the end of a question. Timeouts and cancellations are announced as rejections,
 // so every client drops the question from its list exactly as it would for a dismissal.
 func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[outcome]) {
 	req := it.Request
 	if r.Cause == pending.Replied && !r.Reply.Rejected {
-		s.publish(req.Directory, "question.replied", repliedEvent{SessionID: req.SessionID, RequestID: req.ID, Answers: r.Reply.Answers, Client: r.By.Client})
+		s.publish(req.Directory, api.EventQuestionReplied, api.QuestionReplied{SessionID: req.SessionID, RequestID: req.ID, Answers: r.Reply.Answers, Client: r.By.Client})
 		return
 	}
 	cause := string(r.Cause) // timeout or cancel
 	if r.Cause == pending.Replied {
 		cause = CauseDismissed
 	}
-	s.publish(req.Directory, "question.rejected", rejectedEvent{SessionID: req.SessionID, RequestID: req.ID, Client: r.By.Client, Cause: cause})
+	s.publish(req.Directory, api.EventQuestionRejected, api.QuestionRejected{SessionID: req.SessionID, RequestID: req.ID, Client: r.By.Client, Cause: cause})
 }
 
 // Ask publishes a question set and blocks until it is answered, rejected (ErrDismissed), timed out

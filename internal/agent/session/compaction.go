@@ -186,7 +186,7 @@ func (s *Service) runCompaction(ctx context.Context, ag Agent, t *turn) (WithPar
 	if err != nil {
 		return s.failTurn(ctx, dir, msg, parts, err, user)
 	}
-	s.publish(dir, "session.compacted", map[string]any{"sessionID": sid})
+	s.publish(dir, api.EventSessionCompacted, api.SessionCompacted{SessionID: sid})
 	cost := 0.0
 	if msg.Cost != nil {
 		cost = *msg.Cost
@@ -224,7 +224,7 @@ func (s *Service) autoCompact(ctx context.Context, ag Agent, prov provider.Provi
 		s.markFailed(keep, dir, msg, providerError(err))
 		return conv, Tokens{}, 0, nil
 	}
-	s.publish(dir, "session.compacted", map[string]any{"sessionID": sess.ID})
+	s.publish(dir, api.EventSessionCompacted, api.SessionCompacted{SessionID: sess.ID})
 	next := []provider.Message{userMessage([]Part{part})}
 	next = append(next, provider.Message{Role: provider.RoleAssistant, Text: summary})
 	next = append(next, conv.msgs[conv.at:]...)

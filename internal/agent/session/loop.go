@@ -454,7 +454,7 @@ func (s *Service) abortedReply(sessionID string, t *turn) WithParts {
 	}
 	if err := putMessage(ctx, s.db, msg); err != nil {
 		s.log.Error("store aborted reply", "session", sessionID, "err", err)
-		s.publish(sess.Directory, "session.error", map[string]any{"sessionID": sessionID, "error": unknownError(saveFailed(err))})
+		s.publish(sess.Directory, api.EventSessionError, api.SessionError{SessionID: sessionID, Error: unknownError(saveFailed(err))})
 		return WithParts{Info: msg, Parts: []Part{}}
 	}
 	s.publishMessage(sess.Directory, msg)
@@ -498,11 +498,11 @@ func (s *Service) setStatus(directory, sessionID string, st Status) {
 		s.status[sessionID] = st
 	}
 	s.mu.Unlock()
-	s.publish(directory, "session.status", map[string]any{"sessionID": sessionID, "status": st})
+	s.publish(directory, api.EventSessionStatus, api.SessionStatusChanged{SessionID: sessionID, Status: st})
 }
 
 func (s *Service) publishPart(directory string, p Part) {
-	s.publish(directory, "message.part.updated", map[string]any{"sessionID": p.SessionID, "part": p, "time": s.nowMS()})
+	s.publish(directory, api.EventPartUpdated, api.PartUpdated{SessionID: p.SessionID, Part: p, Time: s.nowMS()})
 }
 
 // Recover deals with what a crash left running, at start. A tool call that was waiting for an

@@ -306,9 +306,9 @@ func dropReverted(ctx context.Context, q store.Tx, sess Session) (removed, error
 
 func (s *Service) announceRemoved(dir, sessionID string, r removed) {
 	for _, p := range r.parts {
-		s.publish(dir, "message.part.removed", map[string]any{"sessionID": sessionID, "messageID": p[0], "partID": p[1]})
+		s.publish(dir, api.EventPartRemoved, api.PartRemoved{SessionID: sessionID, MessageID: p[0], PartID: p[1]})
 	}
 	for _, m := range r.messages {
-		s.publish(dir, "message.removed", map[string]any{"sessionID": sessionID, "messageID": m})
+		s.publish(dir, api.EventMessageRemoved, api.MessageRemoved{SessionID: sessionID, MessageID: m})
 	}
 }

@@ -194,7 +194,7 @@ func (s *Service) Create(ctx context.Context, directory string, in CreateInput) 
 		return Session{}, err
 	}
 	s.noteAllowRules(sess.ID, in.Permission)
-	s.publish(directory, "session.created", map[string]any{"sessionID": sess.ID, "info": sess})
+	s.publish(directory, api.EventSessionCreated, api.SessionInfo{SessionID: sess.ID, Info: sess})
 	return sess, nil
 }
 
@@ -441,7 +441,7 @@ func (s *Service) change(ctx context.Context, q store.Sessions, sessionID string
 }
 
 func (s *Service) announce(sess Session) {
-	s.publish(sess.Directory, "session.updated", map[string]any{"sessionID": sess.ID, "info": sess})
+	s.publish(sess.Directory, api.EventSessionUpdated, api.SessionInfo{SessionID: sess.ID, Info: sess})
 }
 
 // Delete removes a session, its children, messages and parts. A running turn is aborted first.
@@ -473,7 +473,7 @@ func (s *Service) Delete(ctx context.Context, sessionID string) error {
 	if s.deleted != nil {
 		s.deleted(sessionID)
 	}
-	s.publish(sess.Directory, "session.deleted", map[string]any{"sessionID": sess.ID, "info": sess})
+	s.publish(sess.Directory, api.EventSessionDeleted, api.SessionInfo{SessionID: sess.ID, Info: sess})
 	return nil
 }
 
@@ -718,7 +718,7 @@ func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Ses
 	if err != nil {
 		return Session{}, err
 	}
-	s.publish(fork.Directory, "session.created", map[string]any{"sessionID": fork.ID, "info": fork})
+	s.publish(fork.Directory, api.EventSessionCreated, api.SessionInfo{SessionID: fork.ID, Info: fork})
 	return fork, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/agent/question"
@@ -82,10 +83,7 @@ func (st *step) publishDeltas() {
 	for _, d := range st.unsent {
 		offset := st.announced[d.part]
 		st.announced[d.part] = offset + utf16Len(d.text)
-		st.s.publish(st.dir, "message.part.delta", map[string]any{
-			"sessionID": d.part.SessionID, "messageID": d.part.MessageID, "partID": d.part.ID, "field": "text", "delta": d.text,
-			"offset": offset,
-		})
+		st.s.publish(st.dir, api.EventPartDelta, api.PartDelta{SessionID: d.part.SessionID, MessageID: d.part.MessageID, PartID: d.part.ID, Field: "text", Delta: d.text, Offset: offset})
 	}
 	clear(st.unsent)
 	st.unsent = st.unsent[:0]
@@ -119,7 +117,7 @@ func (st *step) closeStreams(ctx context.Context) error {
 		// The parts were announced as they streamed but never stored: withdraw them, so that no
 		// client keeps text the store does not hold (the message's error says why).
 		for _, p := range closed {
-			st.s.publish(st.dir, "message.part.removed", map[string]any{"sessionID": p.SessionID, "messageID": p.MessageID, "partID": p.ID})
+			st.s.publish(st.dir, api.EventPartRemoved, api.PartRemoved{SessionID: p.SessionID, MessageID: p.MessageID, PartID: p.ID})
 		}
 		st.rsn, st.text = nil, nil
 		return saveFailed(err)
@@ -291,7 +289,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		s.publishMessage(dir, *msg)
 		if n == 0 {
 			s.announce(touched)
-			s.publish(dir, "session.diff", map[string]any{"sessionID": sid, "diff": []FileDiff{}})
+			s.publish(dir, api.EventSessionDiff, api.SessionDiff{SessionID: sid, Diff: []FileDiff{}})
 			user = summarized
 			s.publishMessage(dir, user)
 			s.setStatus(dir, sid, Status{Type: "busy"})
@@ -584,7 +582,7 @@ func (s *Service) failTurn(ctx context.Context, dir string, msg *Message, parts 
 		s.publishMessage(dir, *msg)
 		reply = WithParts{Info: *msg, Parts: parts}
 	}
-	s.publish(dir, "session.error", map[string]any{"sessionID": sid, "error": me})
+	s.publish(dir, api.EventSessionError, api.SessionError{SessionID: sid, Error: me})
 	// The turn's error is announced once: a summary that cannot be stored either is only logged.
 	if err := s.closeTurn(keep, dir, sid, user, map[string]fileChange{}, 0, Tokens{}); err != nil {
 		s.log.Error("store turn summary", "session", sid, "err", err)
@@ -598,7 +596,7 @@ func (s *Service) failTurn(ctx context.Context, dir string, msg *Message, parts 
 func (s *Service) finishTurn(ctx context.Context, dir, sid string, user Message, turnDiff map[string]fileChange, cost float64, tokens Tokens) {
 	if err := s.closeTurn(ctx, dir, sid, user, turnDiff, cost, tokens); err != nil {
 		s.log.Error("store turn summary", "session", sid, "err", err)
-		s.publish(dir, "session.error", map[string]any{"sessionID": sid, "error": unknownError(saveFailed(err))})
+		s.publish(dir, api.EventSessionError, api.SessionError{SessionID: sid, Error: unknownError(saveFailed(err))})
 	}
 }
 
@@ -632,18 +630,18 @@ func (s *Service) closeTurn(ctx context.Context, dir, sid string, user Message, 
 	})
 	s.setStatus(dir, sid, Status{Type: "busy"})
 	s.setStatus(dir, sid, Status{Type: "idle"})
-	s.publish(dir, "session.idle", map[string]any{"sessionID": sid})
+	s.publish(dir, api.EventSessionIdle, api.SessionIdle{SessionID: sid})
 	if err != nil {
 		return err
 	}
 	s.announce(sess)
-	s.publish(dir, "session.diff", map[string]any{"sessionID": sid, "diff": list})
+	s.publish(dir, api.EventSessionDiff, api.SessionDiff{SessionID: sid, Diff: list})
 	s.publishMessage(dir, user)
 	return nil
 }
 
 func (s *Service) publishMessage(dir string, m Message) {
-	s.publish(dir, "message.updated", map[string]any{"sessionID": m.SessionID, "info": m})
+	s.publish(dir, api.EventMessageUpdated, api.MessageUpdated{SessionID: m.SessionID, Info: m})
 }
 
 // toolsFor filters every tool there is for a session, once, by what the agent is offered and what

@@ -132,8 +132,6 @@ func (s *Service) Run(ctx context.Context, sessionID string, in RunInput) (sessi
 	if err != nil {
 		return session.WithParts{}, err
 	}
-	s.Bus.Emit(s.log(), sess.Directory, "command.executed", map[string]any{
-		"name": cmd.Name, "sessionID": sessionID, "arguments": in.Arguments, "messageID": reply.Info.ParentID,
-	})
+	s.Bus.Emit(s.log(), sess.Directory, api.EventCommandExecuted, api.CommandExecuted{Name: cmd.Name, SessionID: sessionID, Arguments: in.Arguments, MessageID: reply.Info.ParentID})
 	return reply, nil
 }

@@ -62,7 +62,7 @@ func (t *translator) turn(ctx context.Context, in api.PromptInput) (acp.StopReas
 	if err != nil {
 		return "", fmt.Errorf("event stream: %w", err)
 	}
-	if first.Type != "server.connected" {
+	if first.Type != api.EventServerConnected {
 		return "", fmt.Errorf("event stream: expected server.connected first, got %s", first.Type)
 	}
 	if err := t.as.c.PromptAsync(ctx, t.as.id, in); err != nil {
@@ -115,7 +115,7 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 		return false
 	}
 	switch ev.Type {
-	case "message.updated":
+	case api.EventMessageUpdated:
 		var p struct {
 			Info session.Message `json:"info"`
 		}
@@ -129,14 +129,14 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 				}
 			}
 		}
-	case "message.part.updated":
+	case api.EventPartUpdated:
 		var p struct {
 			Part session.Part `json:"part"`
 		}
 		if json.Unmarshal(ev.Properties, &p) == nil && p.Part.SessionID == t.as.id {
 			t.part(ctx, p.Part)
 		}
-	case "message.part.delta":
+	case api.EventPartDelta:
 		var d struct {
 			SessionID string `json:"sessionID"`
 			MessageID string `json:"messageID"`
@@ -149,7 +149,7 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 		}
 		t.chunk(ctx, d.PartID, t.parts[d.PartID], d.Delta)
 		t.sent[d.PartID] += len(d.Delta)
-	case "todo.updated":
+	case api.EventTodoUpdated:
 		var p struct {
 			SessionID string      `json:"sessionID"`
 			Todos     []tool.Todo `json:"todos"`
@@ -157,22 +157,22 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 		if json.Unmarshal(ev.Properties, &p) == nil && p.SessionID == t.as.id {
 			t.update(ctx, acp.SessionUpdate{Plan: &acp.SessionUpdatePlan{SessionUpdate: "plan", Entries: planOf(p.Todos)}})
 		}
-	case "permission.asked":
+	case api.EventPermissionAsked:
 		var r api.PermissionRequest
 		if json.Unmarshal(ev.Properties, &r) == nil && r.SessionID == t.as.id {
 			t.ask(actx, r)
 		}
-	case "question.asked":
+	case api.EventQuestionAsked:
 		var q api.QuestionRequest
 		if json.Unmarshal(ev.Properties, &q) == nil && q.SessionID == t.as.id {
 			t.askQuestion(actx, q)
 		}
-	case "mcp.elicitation.asked":
+	case api.EventElicitationAsked:
 		var e client.Elicitation
 		if json.Unmarshal(ev.Properties, &e) == nil && e.SessionID == t.as.id {
 			t.askElicitation(actx, e)
 		}
-	case "permission.replied", "question.replied", "question.rejected", "mcp.elicitation.replied":
+	case api.EventPermissionReplied, api.EventQuestionReplied, api.EventQuestionRejected, api.EventElicitationReplied:
 		var r struct {
 			RequestID string `json:"requestID"`
 			ID        string `json:"id"` // mcp.elicitation.replied
@@ -183,7 +183,7 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 			}
 			t.withdraw(r.RequestID)
 		}
-	case "session.error":
+	case api.EventSessionError:
 		var p struct {
 			SessionID string                `json:"sessionID"`
 			Error     *session.MessageError `json:"error"`
@@ -191,7 +191,7 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 		if json.Unmarshal(ev.Properties, &p) == nil && p.SessionID == t.as.id && p.Error != nil && p.Error.Name != "MessageAbortedError" {
 			t.lastErr = p.Error
 		}
-	case "session.idle":
+	case api.EventSessionIdle:
 		return env.SessionID == t.as.id
 	}
 	return false

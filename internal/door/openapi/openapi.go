@@ -65,6 +65,10 @@ func wireSchemaName(typ string) (string, bool) {
 		return "McpclientStatus", true
 	case "CommandFilePart":
 		return "SlashFilePart", true
+	case "PtyInfo":
+		return "TerminalInfo", true
+	case "Todo":
+		return "ToolTodo", true
 	}
 	return "", false
 }
