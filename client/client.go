@@ -1,6 +1,10 @@
 // Package client is a Go client of tandem's HTTP API: the typed calls tandem's own terminal
 // programs make (`tandem run`, `tandem mcp --attach`), the event stream with Last-Event-ID resume,
 // and where a local client finds the server and its credentials.
+//
+// Its requests and answers are the wire types of package api, and it builds nothing else of tandem
+// but the SSE reader: a program that drives a tandem server through it does not carry the server
+// (SQLite, the MCP SDK, the shell parser) in its binary.
 package client
 
 import (
