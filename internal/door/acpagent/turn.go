@@ -116,9 +116,7 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 	}
 	switch ev.Type {
 	case api.EventMessageUpdated:
-		var p struct {
-			Info session.Message `json:"info"`
-		}
+		var p api.MessageUpdated
 		if json.Unmarshal(ev.Properties, &p) == nil && p.Info.SessionID == t.as.id {
 			t.roles[p.Info.ID] = p.Info.Role
 			if p.Info.Role == "assistant" && p.Info.Error != nil {
@@ -130,30 +128,19 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 			}
 		}
 	case api.EventPartUpdated:
-		var p struct {
-			Part session.Part `json:"part"`
-		}
+		var p api.PartUpdated
 		if json.Unmarshal(ev.Properties, &p) == nil && p.Part.SessionID == t.as.id {
 			t.part(ctx, p.Part)
 		}
 	case api.EventPartDelta:
-		var d struct {
-			SessionID string `json:"sessionID"`
-			MessageID string `json:"messageID"`
-			PartID    string `json:"partID"`
-			Field     string `json:"field"`
-			Delta     string `json:"delta"`
-		}
+		var d api.PartDelta
 		if json.Unmarshal(ev.Properties, &d) != nil || d.SessionID != t.as.id || d.Field != "text" || t.roles[d.MessageID] == "user" {
 			return false
 		}
 		t.chunk(ctx, d.PartID, t.parts[d.PartID], d.Delta)
 		t.sent[d.PartID] += len(d.Delta)
 	case api.EventTodoUpdated:
-		var p struct {
-			SessionID string      `json:"sessionID"`
-			Todos     []tool.Todo `json:"todos"`
-		}
+		var p api.TodoUpdated
 		if json.Unmarshal(ev.Properties, &p) == nil && p.SessionID == t.as.id {
 			t.update(ctx, acp.SessionUpdate{Plan: &acp.SessionUpdatePlan{SessionUpdate: "plan", Entries: planOf(p.Todos)}})
 		}
@@ -168,7 +155,7 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 			t.askQuestion(actx, q)
 		}
 	case api.EventElicitationAsked:
-		var e client.Elicitation
+		var e api.Elicitation
 		if json.Unmarshal(ev.Properties, &e) == nil && e.SessionID == t.as.id {
 			t.askElicitation(actx, e)
 		}
@@ -184,10 +171,7 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 			t.withdraw(r.RequestID)
 		}
 	case api.EventSessionError:
-		var p struct {
-			SessionID string                `json:"sessionID"`
-			Error     *session.MessageError `json:"error"`
-		}
+		var p api.SessionError
 		if json.Unmarshal(ev.Properties, &p) == nil && p.SessionID == t.as.id && p.Error != nil && p.Error.Name != "MessageAbortedError" {
 			t.lastErr = p.Error
 		}
