@@ -2,20 +2,16 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
 
-	"github.com/tandem-dev/tandem/internal/agent/permission"
-	"github.com/tandem-dev/tandem/internal/agent/question"
-	"github.com/tandem-dev/tandem/internal/agent/session"
-	"github.com/tandem-dev/tandem/internal/agent/slash"
+	"github.com/tandem-dev/tandem/api"
 )
 
 // SearchSessions lists the directory's sessions, most recently updated first; search keeps those
 // whose title contains it (case-insensitive), limit bounds the page (0: the server's default).
-func (c *Client) SearchSessions(ctx context.Context, search string, limit int) ([]session.Session, error) {
+func (c *Client) SearchSessions(ctx context.Context, search string, limit int) ([]api.Session, error) {
 	q := url.Values{}
 	if search != "" {
 		q.Set("search", search)
@@ -27,19 +23,19 @@ func (c *Client) SearchSessions(ctx context.Context, search string, limit int) (
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out []session.Session
+	var out []api.Session
 	return out, c.do(ctx, http.MethodGet, path, nil, &out)
 }
 
 // RenameSession changes a session's title.
-func (c *Client) RenameSession(ctx context.Context, sessionID, title string) (session.Session, error) {
-	var s session.Session
-	return s, c.do(ctx, http.MethodPatch, "/session/"+url.PathEscape(sessionID), session.UpdateInput{Title: &title}, &s)
+func (c *Client) RenameSession(ctx context.Context, sessionID, title string) (api.Session, error) {
+	var s api.Session
+	return s, c.do(ctx, http.MethodPatch, "/session/"+url.PathEscape(sessionID), api.SessionUpdateInput{Title: &title}, &s)
 }
 
 // ForkSession copies a session (up to, not including, in.MessageID when given) into a new one.
-func (c *Client) ForkSession(ctx context.Context, sessionID string, in session.ForkInput) (session.Session, error) {
-	var s session.Session
+func (c *Client) ForkSession(ctx context.Context, sessionID string, in api.SessionForkInput) (api.Session, error) {
+	var s api.Session
 	return s, c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/fork", in, &s)
 }
 
@@ -49,14 +45,14 @@ func (c *Client) DeleteSession(ctx context.Context, sessionID string) error {
 }
 
 // Statuses reads every busy session's status (idle ones are absent).
-func (c *Client) Statuses(ctx context.Context) (map[string]session.Status, error) {
-	var out map[string]session.Status
+func (c *Client) Statuses(ctx context.Context) (map[string]api.SessionStatus, error) {
+	var out map[string]api.SessionStatus
 	return out, c.do(ctx, http.MethodGet, "/session/status", nil, &out)
 }
 
 // Shell runs a command the user typed in a session (no approval: the user typed it); its output
 // streams as a bash tool part.
-func (c *Client) Shell(ctx context.Context, sessionID string, in session.ShellInput) error {
+func (c *Client) Shell(ctx context.Context, sessionID string, in api.ShellInput) error {
 	return c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/shell", in, nil)
 }
 
@@ -68,28 +64,13 @@ func (c *Client) FindFiles(ctx context.Context, query string, limit int) ([]stri
 }
 
 // Questions lists the questions waiting for an answer.
-func (c *Client) Questions(ctx context.Context) ([]question.Request, error) {
-	var out []question.Request
+func (c *Client) Questions(ctx context.Context) ([]api.QuestionRequest, error) {
+	var out []api.QuestionRequest
 	return out, c.do(ctx, http.MethodGet, "/question", nil, &out)
 }
 
-// Elicitation is a pending MCP elicitation as GET /mcp/elicitation lists it. The form's schema is
-// kept as the server sent it: its properties' order is the form's layout.
-type Elicitation struct {
-	ID        string `json:"id"`
-	Server    string `json:"server"`
-	SessionID string `json:"sessionID,omitempty"`
-	Tool      *struct {
-		MessageID string `json:"messageID"`
-		CallID    string `json:"callID"`
-	} `json:"tool,omitempty"`
-	Mode            string          `json:"mode"`
-	Message         string          `json:"message"`
-	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
-	URL             string          `json:"url,omitempty"`
-	Domain          string          `json:"domain,omitempty"`
-	Required        bool            `json:"required,omitempty"`
-}
+// Elicitation is a pending elicitation as a client reads it.
+type Elicitation = api.Elicitation
 
 // Elicitations lists the MCP elicitations waiting for a person.
 func (c *Client) Elicitations(ctx context.Context) ([]Elicitation, error) {
@@ -111,49 +92,49 @@ func (c *Client) ReplyElicitation(ctx context.Context, elicitationID, action str
 // Decide answers an approval with one key of its decision list (once, session, always, reject,
 // reject-with-message, deny-always) and an optional message for the model.
 func (c *Client) Decide(ctx context.Context, requestID, key, message string) error {
-	return c.ReplyPermission(ctx, requestID, permission.Reply(key), message)
+	return c.ReplyPermission(ctx, requestID, api.PermissionReply(key), message)
 }
 
 // Revert undoes a session from a message on (its files put back); the messages stay until the next
 // prompt, and Unrevert brings everything back.
-func (c *Client) Revert(ctx context.Context, sessionID, messageID string) (session.Session, error) {
-	var s session.Session
-	return s, c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/revert", session.RevertInput{MessageID: messageID}, &s)
+func (c *Client) Revert(ctx context.Context, sessionID, messageID string) (api.Session, error) {
+	var s api.Session
+	return s, c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/revert", api.RevertInput{MessageID: messageID}, &s)
 }
 
 // Unrevert cancels a session's revert.
-func (c *Client) Unrevert(ctx context.Context, sessionID string) (session.Session, error) {
-	var s session.Session
+func (c *Client) Unrevert(ctx context.Context, sessionID string) (api.Session, error) {
+	var s api.Session
 	return s, c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/unrevert", nil, &s)
 }
 
 // Summarize compacts a session: the model summarises the conversation so far.
-func (c *Client) Summarize(ctx context.Context, sessionID string, in session.SummarizeInput) error {
+func (c *Client) Summarize(ctx context.Context, sessionID string, in api.SummarizeInput) error {
 	return c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/summarize", in, nil)
 }
 
 // Commands lists the slash commands the server offers in the client's directory: its built-ins
 // (init, review), the configuration's and the command files'.
-func (c *Client) Commands(ctx context.Context) ([]slash.Command, error) {
-	var out []slash.Command
+func (c *Client) Commands(ctx context.Context) ([]api.Command, error) {
+	var out []api.Command
 	return out, c.do(ctx, http.MethodGet, "/command", nil, &out)
 }
 
 // RunCommand runs a slash command in a session: the server expands its template and sends it as a
 // prompt. It returns when the turn ends, with its last assistant message.
-func (c *Client) RunCommand(ctx context.Context, sessionID string, in slash.RunInput) (session.WithParts, error) {
-	var out session.WithParts
+func (c *Client) RunCommand(ctx context.Context, sessionID string, in api.CommandRunInput) (api.MessageWithParts, error) {
+	var out api.MessageWithParts
 	return out, c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/command", in, &out)
 }
 
 // Share gives a session a read-only link (session.Share.URL); a shared session keeps its link.
-func (c *Client) Share(ctx context.Context, sessionID string) (session.Session, error) {
-	var s session.Session
+func (c *Client) Share(ctx context.Context, sessionID string) (api.Session, error) {
+	var s api.Session
 	return s, c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/share", nil, &s)
 }
 
 // Unshare withdraws a session's link.
-func (c *Client) Unshare(ctx context.Context, sessionID string) (session.Session, error) {
-	var s session.Session
+func (c *Client) Unshare(ctx context.Context, sessionID string) (api.Session, error) {
+	var s api.Session
 	return s, c.do(ctx, http.MethodDelete, "/session/"+url.PathEscape(sessionID)+"/share", nil, &s)
 }

@@ -1,6 +1,10 @@
 // Package client is a Go client of tandem's HTTP API: the typed calls tandem's own terminal
 // programs make (`tandem run`, `tandem mcp --attach`), the event stream with Last-Event-ID resume,
 // and where a local client finds the server and its credentials.
+//
+// Its requests and answers are the wire types of package api, and it builds nothing else of tandem
+// but the SSE reader: a program that drives a tandem server through it does not carry the server
+// (SQLite, the MCP SDK, the shell parser) in its binary.
 package client
 
 import (
@@ -13,10 +17,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/tandem-dev/tandem/internal/agent/mcpclient"
-	"github.com/tandem-dev/tandem/internal/agent/permission"
-	"github.com/tandem-dev/tandem/internal/agent/session"
-	"github.com/tandem-dev/tandem/internal/infra/provider"
+	"github.com/tandem-dev/tandem/api"
 )
 
 // Client calls one tandem server.
@@ -169,31 +170,31 @@ func (c *Client) Health(ctx context.Context) error {
 }
 
 // CreateSession starts a session in the server's project directory.
-func (c *Client) CreateSession(ctx context.Context, in session.CreateInput) (session.Session, error) {
-	var s session.Session
+func (c *Client) CreateSession(ctx context.Context, in api.SessionCreateInput) (api.Session, error) {
+	var s api.Session
 	return s, c.do(ctx, http.MethodPost, "/session", in, &s)
 }
 
 // Sessions lists the sessions of the client's directory, most recently updated first.
-func (c *Client) Sessions(ctx context.Context) ([]session.Session, error) {
-	var s []session.Session
+func (c *Client) Sessions(ctx context.Context) ([]api.Session, error) {
+	var s []api.Session
 	return s, c.do(ctx, http.MethodGet, "/session", nil, &s)
 }
 
 // Session reads one session.
-func (c *Client) Session(ctx context.Context, id string) (session.Session, error) {
-	var s session.Session
+func (c *Client) Session(ctx context.Context, id string) (api.Session, error) {
+	var s api.Session
 	return s, c.do(ctx, http.MethodGet, "/session/"+url.PathEscape(id), nil, &s)
 }
 
 // PromptAsync queues a prompt; the turn's progress arrives as events.
-func (c *Client) PromptAsync(ctx context.Context, sessionID string, in session.PromptInput) error {
+func (c *Client) PromptAsync(ctx context.Context, sessionID string, in api.PromptInput) error {
 	return c.do(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/prompt_async", in, nil)
 }
 
 // Messages reads a session's messages, oldest first.
-func (c *Client) Messages(ctx context.Context, sessionID string) ([]session.WithParts, error) {
-	var m []session.WithParts
+func (c *Client) Messages(ctx context.Context, sessionID string) ([]api.MessageWithParts, error) {
+	var m []api.MessageWithParts
 	return m, c.do(ctx, http.MethodGet, "/session/"+url.PathEscape(sessionID)+"/message", nil, &m)
 }
 
@@ -203,15 +204,15 @@ func (c *Client) Abort(ctx context.Context, sessionID string) error {
 }
 
 // Agents lists the agents a session can run (GET /agent).
-func (c *Client) Agents(ctx context.Context) ([]session.AgentInfo, error) {
-	var a []session.AgentInfo
+func (c *Client) Agents(ctx context.Context) ([]api.AgentInfo, error) {
+	var a []api.AgentInfo
 	return a, c.do(ctx, http.MethodGet, "/agent", nil, &a)
 }
 
 // Providers lists the configured providers with their models and the default model of each
 // (GET /config/providers).
-func (c *Client) Providers(ctx context.Context) (provider.ConfigProviderList, error) {
-	var p provider.ConfigProviderList
+func (c *Client) Providers(ctx context.Context) (api.ConfigProviderList, error) {
+	var p api.ConfigProviderList
 	return p, c.do(ctx, http.MethodGet, "/config/providers", nil, &p)
 }
 
@@ -230,12 +231,12 @@ func (c *Client) AddSessionMCP(ctx context.Context, sessionID, name string, conf
 	if err != nil {
 		return "", err
 	}
-	return mcpclient.SessionKey(name, sessionID), nil
+	return api.MCPSessionKey(name, sessionID), nil
 }
 
 // MCPStatus lists every MCP server's status by the name it is listed under (GET /mcp).
-func (c *Client) MCPStatus(ctx context.Context) (map[string]mcpclient.Status, error) {
-	var out map[string]mcpclient.Status
+func (c *Client) MCPStatus(ctx context.Context) (map[string]api.MCPStatus, error) {
+	var out map[string]api.MCPStatus
 	return out, c.do(ctx, http.MethodGet, "/mcp", nil, &out)
 }
 
@@ -246,14 +247,14 @@ func (c *Client) RemoveMCP(ctx context.Context, name string) error {
 }
 
 // Permissions lists the approvals waiting for a person.
-func (c *Client) Permissions(ctx context.Context) ([]permission.Request, error) {
-	var p []permission.Request
+func (c *Client) Permissions(ctx context.Context) ([]api.PermissionRequest, error) {
+	var p []api.PermissionRequest
 	return p, c.do(ctx, http.MethodGet, "/permission", nil, &p)
 }
 
 // ReplyPermission answers an approval: once, always or reject, with an optional message for the
 // model. Another client may have answered first: that is an *Error with status 404 or 409.
-func (c *Client) ReplyPermission(ctx context.Context, requestID string, reply permission.Reply, message string) error {
+func (c *Client) ReplyPermission(ctx context.Context, requestID string, reply api.PermissionReply, message string) error {
 	body := map[string]any{"reply": reply}
 	if message != "" {
 		body["message"] = message

@@ -9,15 +9,13 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/infra/sse"
 )
 
-// Event is one frame of the server's event stream.
-type Event struct {
-	ID         string          // the cursor a reconnect resumes after
-	Type       string          // e.g. message.part.delta
-	Properties json.RawMessage // the event's payload
-}
+// Event is one event of the stream: its name (one of api's Event… constants) and its payload,
+// which Decode reads into the payload type api names beside the constant.
+type Event = api.Event
 
 // Stream reads /event. When the connection drops it reconnects with Last-Event-ID, so no event is
 // lost or repeated; after a server restart the server says so with server.connected{resync:true},

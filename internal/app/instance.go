@@ -1,6 +1,10 @@
 package app
 
-import "context"
+import (
+	"context"
+
+	"github.com/tandem-dev/tandem/api"
+)
 
 // dispose is POST /instance/dispose, as OpenCode's: the configuration is read again and applied
 // (a provider added to tandem.json is listed from then on, without a restart), and the directory's
@@ -10,7 +14,7 @@ func (s services) dispose(ctx context.Context, dir string) error {
 	if err := s.runtime.Reload(); err != nil {
 		return err
 	}
-	s.bus.Emit(s.log, dir, "server.instance.disposed", map[string]any{"directory": dir})
+	s.bus.Emit(s.log, dir, api.EventInstanceDisposed, api.InstanceDisposed{Directory: dir})
 	return nil
 }
 

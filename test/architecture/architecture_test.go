@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,5 +174,54 @@ func TestMainHoldsOnlyTheCommands(t *testing.T) {
 	}
 	if code > maxCode {
 		t.Errorf("cmd/tandem holds %d lines of non-test code; keep it at %d or fewer: move logic into internal/app or a door", code, maxCode)
+	}
+}
+
+// deps lists the packages pattern builds with, as `go list -deps` sees them.
+func deps(t *testing.T, pattern string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", pattern)
+	cmd.Dir = testenv.ModuleRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			t.Fatalf("go list -deps %s: %v\n%s", pattern, err, exit.Stderr)
+		}
+		t.Fatalf("go list -deps %s: %v", pattern, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// standard reports whether path is a package of Go's standard library (its first element has no dot).
+func standard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+// TestTheWireTypesAndTheClientStandAlone keeps api/ and client/ importable without the server: a
+// program that drives tandem through client/ must not build SQLite, the MCP SDK or the shell parser.
+func TestTheWireTypesAndTheClientStandAlone(t *testing.T) {
+	tests := []struct {
+		pattern string
+		allowed []string // the module's packages it may build besides itself
+	}{
+		{"./api", nil},
+		{"./client", []string{module + "/api", module + "/internal/infra/sse"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pattern+" builds only the standard library and its own wire types", func(t *testing.T) {
+			self := module + strings.TrimPrefix(tt.pattern, ".")
+			list := deps(t, tt.pattern)
+			if len(list) < 5 {
+				t.Fatalf("go list -deps %s found %d packages: %v", tt.pattern, len(list), list)
+			}
+			for _, p := range list {
+				if standard(p) || p == self || slices.Contains(tt.allowed, p) {
+					continue
+				}
+				t.Errorf("%s builds %s", tt.pattern, p)
+			}
+		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
 	"github.com/tandem-dev/tandem/internal/agent/mcpclient"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
@@ -542,7 +543,7 @@ func TestACPOverStdio(t *testing.T) {
 			defer e.mu.Unlock()
 			return len(e.asked) > 0 && string(e.asked[len(e.asked)-1].SessionId) == string(s.SessionId)
 		})
-		var req permission.Request
+		var req api.PermissionRequest
 		ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 		defer cancel()
 		list, err := e.rest.Permissions(ctx)

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"github.com/tandem-dev/tandem/api"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,9 +31,9 @@ func appEnv(t *testing.T) (env []string, data string) {
 }
 
 // pendingFor polls GET /permission until a request of the session's command is listed.
-func pendingCommand(t *testing.T, rest *client.Client, command string) permission.Request {
+func pendingCommand(t *testing.T, rest *client.Client, command string) api.PermissionRequest {
 	t.Helper()
-	var found permission.Request
+	var found api.PermissionRequest
 	testenv.Eventually(t, "GET /permission lists "+command, func() bool {
 		list, err := rest.Permissions(context.Background())
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
 	"github.com/tandem-dev/tandem/internal/agent/session"
 )
@@ -25,11 +26,11 @@ func TestTheGoClientCallsWhatTheAttachUINeeds(t *testing.T) {
 	defer cancel()
 	events := td.subscribe(t)
 
-	s, err := c.CreateSession(ctx, session.CreateInput{Title: "alpha"})
+	s, err := c.CreateSession(ctx, api.SessionCreateInput{Title: "alpha"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CreateSession(ctx, session.CreateInput{Title: "beta"}); err != nil {
+	if _, err := c.CreateSession(ctx, api.SessionCreateInput{Title: "beta"}); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("sessions are searched by title, renamed, forked and deleted", func(t *testing.T) {
@@ -54,7 +55,7 @@ func TestTheGoClientCallsWhatTheAttachUINeeds(t *testing.T) {
 		}
 	})
 	t.Run("a question is listed and answered, and the event names who answered", func(t *testing.T) {
-		if err := c.PromptAsync(ctx, s.ID, session.PromptInput{Parts: []session.PartInput{{Type: "text", Text: "ask: Which? | A | B"}}}); err != nil {
+		if err := c.PromptAsync(ctx, s.ID, api.PromptInput{Parts: []api.PartInput{{Type: "text", Text: "ask: Which? | A | B"}}}); err != nil {
 			t.Fatal(err)
 		}
 		events.waitFor(t, "question.asked", ofType("question.asked", s.ID))
@@ -73,7 +74,7 @@ func TestTheGoClientCallsWhatTheAttachUINeeds(t *testing.T) {
 		events.waitFor(t, "the turn ends", idle(s.ID))
 	})
 	t.Run("an approval is answered with a key of its decisions", func(t *testing.T) {
-		if err := c.PromptAsync(ctx, s.ID, session.PromptInput{Parts: []session.PartInput{{Type: "text", Text: "run: echo decided"}}}); err != nil {
+		if err := c.PromptAsync(ctx, s.ID, api.PromptInput{Parts: []api.PartInput{{Type: "text", Text: "run: echo decided"}}}); err != nil {
 			t.Fatal(err)
 		}
 		ev := events.waitFor(t, "permission.asked", ofType("permission.asked", s.ID))

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
-	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
 // TestTheGoClientDrivesATurnThroughAnApproval uses client/ against the real router: a session, a
@@ -22,11 +22,11 @@ func TestTheGoClientDrivesATurnThroughAnApproval(t *testing.T) {
 	if ev, err := events.Next(ctx); err != nil || ev.Type != "server.connected" || ev.ID == "" {
 		t.Fatalf("first event: %+v %v", ev, err)
 	}
-	s, err := c.CreateSession(ctx, session.CreateInput{Title: "from the Go client"})
+	s, err := c.CreateSession(ctx, api.SessionCreateInput{Title: "from the Go client"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.PromptAsync(ctx, s.ID, session.PromptInput{Parts: []session.PartInput{{Type: "text", Text: "run: echo via-client"}}}); err != nil {
+	if err := c.PromptAsync(ctx, s.ID, api.PromptInput{Parts: []api.PartInput{{Type: "text", Text: "run: echo via-client"}}}); err != nil {
 		t.Fatal(err)
 	}
 	for {
@@ -35,7 +35,7 @@ func TestTheGoClientDrivesATurnThroughAnApproval(t *testing.T) {
 			t.Fatal(err)
 		}
 		if ev.Type == "permission.asked" {
-			var req permission.Request
+			var req api.PermissionRequest
 			if err := json.Unmarshal(ev.Properties, &req); err != nil || req.SessionID != s.ID {
 				t.Fatalf("permission.asked: %s %v", ev.Properties, err)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/infra/config"
 )
@@ -75,14 +76,8 @@ func connectTimeout(c Config) time.Duration {
 	return defaultConnectTimeout
 }
 
-// Status is a server's state as GET /mcp reports it: OpenCode's MCPStatus union.
-type Status struct {
-	Status string `json:"status" required:"true" enum:"connected,disabled,failed,needs_auth,needs_client_registration"`
-	Error  string `json:"error,omitempty" description:"Why the server failed."`
-	// SessionID is tandem's extension: set for a server added for one session (POST /mcp with
-	// sessionID), whose tools only that session's turns are offered.
-	SessionID string `json:"sessionID,omitempty" description:"tandem: the one session this server was added for (POST /mcp with sessionID); only its turns are offered the server's tools, and the server goes when the session is deleted. Absent for the project's servers."`
-}
+// Status is a server's state as GET /mcp reports it.
+type Status = api.MCPStatus
 
 // The status values.
 const (

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 )
@@ -102,25 +103,12 @@ func (m *Manager) ReplyElicitation(elicitationID string, r ElicitationReply, by 
 }
 
 func (m *Manager) elicitationAsked(it pending.Item[Elicitation]) {
-	m.publish(it.Request.directory, "mcp.elicitation.asked", it.Request)
-}
-
-type elicitationReplied struct {
-	ID        string `json:"id"`
-	Server    string `json:"server"`
-	SessionID string `json:"sessionID,omitempty"`
-	Action    string `json:"action"`
-	// Cause says why it ended: reply (a person answered), timeout, or cancel (the server gave up,
-	// disconnected or crashed, or the turn was aborted).
-	Cause  string `json:"cause"`
-	Reason string `json:"reason,omitempty"`
-	// Client is who answered (X-Tandem-Client or User-Agent), for a reply.
-	Client string `json:"client,omitempty"`
+	m.publish(it.Request.directory, api.EventElicitationAsked, it.Request)
 }
 
 func (m *Manager) elicitationResolved(it pending.Item[Elicitation], r pending.Resolution[ElicitationReply]) {
 	e := it.Request
-	m.publish(e.directory, "mcp.elicitation.replied", elicitationReplied{
+	m.publish(e.directory, api.EventElicitationReplied, api.ElicitationReplied{
 		ID: e.ID, Server: e.Server, SessionID: e.SessionID, Action: r.Reply.Action, Cause: string(r.Cause), Reason: r.Reason,
 		Client: r.By.Client,
 	})
@@ -211,7 +199,7 @@ func (m *Manager) EndInterrupted(ctx context.Context) error {
 		if err := json.Unmarshal(data, &e); err != nil {
 			return fmt.Errorf("mcp: stored elicitation: %w", err)
 		}
-		m.publish(e.Dir, "mcp.elicitation.replied", elicitationReplied{
+		m.publish(e.Dir, api.EventElicitationReplied, api.ElicitationReplied{
 			ID: e.ID, Server: e.Server, SessionID: e.SessionID, Action: "cancel", Cause: string(pending.Cancelled),
 			Reason: "the server stopped while this elicitation was waiting",
 		})
@@ -263,19 +251,16 @@ func (m *Manager) handleElicitation(ctx context.Context, c *conn, req *sdk.Elici
 // elicitationComplete relays notifications/elicitation/complete. A URL elicitation still waiting for
 // the person is resolved as accepted: the server says the out-of-band step is done.
 func (m *Manager) elicitationComplete(server, elicitationID string) {
-	props := map[string]any{"server": server, "elicitationId": elicitationID}
+	props := api.ElicitationCompleted{Server: server, ElicitationID: elicitationID}
 	for _, it := range m.elicit.List("") {
 		if e := it.Request; e.Server == server && e.Mode == "url" && e.ElicitationID == elicitationID && elicitationID != "" {
-			props["id"] = e.ID
-			if e.SessionID != "" {
-				props["sessionID"] = e.SessionID
-			}
-			m.publish(e.directory, "mcp.elicitation.completed", props)
+			props.ID, props.SessionID = e.ID, e.SessionID
+			m.publish(e.directory, api.EventElicitationCompleted, props)
 			_ = m.elicit.Reply(e.ID, ElicitationReply{Action: "accept"}, pending.Who{Client: "mcp:" + server})
 			return
 		}
 	}
-	m.publish("", "mcp.elicitation.completed", props)
+	m.publish("", api.EventElicitationCompleted, props)
 }
 
 // urlElicitationsRequired recognises a -32042 error and returns the URL elicitations it lists.

@@ -31,6 +31,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
@@ -235,7 +236,7 @@ func (s *server) statusLocked() Status {
 // SessionKey is the name a session's server is listed under in GET /mcp and addressed by in
 // DELETE /mcp/{name} and its connect and disconnect: "<name>@<sessionID>". Several sessions may
 // each have a server called name.
-func SessionKey(name, sessionID string) string { return name + "@" + sessionID }
+func SessionKey(name, sessionID string) string { return api.MCPSessionKey(name, sessionID) }
 
 // Add registers (or replaces) a server and connects it unless it is disabled, as POST /mcp does. A
 // bad config is an Invalid error and changes nothing; a server that cannot be reached is listed as
@@ -446,11 +447,7 @@ func (m *Manager) drop(s *server) {
 	if back != nil {
 		m.publishStatus(back, back.status)
 	} else {
-		removed := map[string]any{"server": name}
-		if s.session != "" {
-			removed["sessionID"] = s.session
-		}
-		m.publish("", "mcp.server.removed", removed)
+		m.publish("", api.EventMCPServerRemoved, api.MCPServerRemoved{Server: name, SessionID: s.session})
 	}
 }
 
@@ -521,7 +518,7 @@ func (m *Manager) connect(ctx context.Context, s *server) Status {
 	}
 	m.publishStatus(s, st)
 	if err == nil {
-		m.publish("", "mcp.tools.changed", map[string]any{"server": s.name})
+		m.publish("", api.EventMCPToolsChanged, api.MCPToolsChanged{Server: s.name})
 	}
 	return st
 }
@@ -539,7 +536,7 @@ func (m *Manager) disconnect(s *server, status string) {
 	m.mu.Unlock()
 	if c != nil {
 		c.shutdown()
-		m.publish("", "mcp.tools.changed", map[string]any{"server": s.name})
+		m.publish("", api.EventMCPToolsChanged, api.MCPToolsChanged{Server: s.name})
 	}
 	if changed {
 		m.publishStatus(s, st)
@@ -695,7 +692,7 @@ func (m *Manager) watch(s *server, c *conn) {
 	m.mu.Unlock()
 	m.log.Warn("mcp: server failed", "server", s.name, "reason", reason)
 	m.publishStatus(s, st)
-	m.publish("", "mcp.tools.changed", map[string]any{"server": s.name})
+	m.publish("", api.EventMCPToolsChanged, api.MCPToolsChanged{Server: s.name})
 }
 
 // refreshTools reloads a connection's tools whenever the server says they changed.
@@ -715,7 +712,7 @@ func (m *Manager) refreshTools(c *conn) {
 			}
 			continue
 		}
-		m.publish("", "mcp.tools.changed", map[string]any{"server": c.name})
+		m.publish("", api.EventMCPToolsChanged, api.MCPToolsChanged{Server: c.name})
 	}
 }
 
@@ -939,10 +936,7 @@ func (m *Manager) publish(dir, typ string, props any) {
 // sessionID?}.
 func (m *Manager) publishStatus(s *server, st Status) {
 	st.SessionID = s.session
-	m.publish("", "mcp.status.changed", struct {
-		Server string `json:"server"`
-		Status
-	}{s.name, st})
+	m.publish("", api.EventMCPStatusChanged, api.MCPStatusChanged{Server: s.name, MCPStatus: st})
 }
 
 // Close disconnects every server, stops every local server process, cancels every pending

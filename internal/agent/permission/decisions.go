@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 )
 
@@ -21,15 +22,8 @@ const (
 // allKeys are every key in the order a decision list offers them.
 var allKeys = []string{KeyOnce, KeySession, KeyAlways, KeyReject, KeyRejectWithMessage, KeyDenyAlways}
 
-// Choice is one answer a pending request accepts (the request's "decisions", a tandem extension):
-// its stable key, a label for a button and the patterns it allows or refuses.
-type Choice struct {
-	Key      string   `json:"key" enum:"once,session,always,reject,reject-with-message,deny-always"`
-	Label    string   `json:"label"`
-	Patterns []string `json:"patterns"`
-	// Message says the reply must carry a message for the model (reject-with-message).
-	Message bool `json:"message,omitempty"`
-}
+// Choice is one answer a pending request accepts (the request's "decisions", a tandem extension).
+type Choice = api.PermissionChoice
 
 // Decisions lists the answers valid for req, in order: allow once, for the session, always in the
 // project, reject, reject with a message, always reject in the project. A request that cannot be

@@ -89,13 +89,13 @@ func TestParseConfig(t *testing.T) {
 	}{
 		{"nothing configured is no rules", ``, Config{}},
 		{"null is no rules", `null`, Config{}},
-		{"one action applies to everything", `"allow"`, Config{Rules: []Rule{{"*", "*", Allow}}}},
-		{"a per-permission action covers every pattern", `{"edit": "deny"}`, Config{Rules: []Rule{{"edit", "*", Deny}}}},
+		{"one action applies to everything", `"allow"`, Config{Rules: []Rule{{Permission: "*", Pattern: "*", Action: Allow}}}},
+		{"a per-permission action covers every pattern", `{"edit": "deny"}`, Config{Rules: []Rule{{Permission: "edit", Pattern: "*", Action: Deny}}}},
 		{"pattern maps keep their written order", `{"bash": {"*": "ask", "git *": "allow", "git push *": "deny"}}`,
-			Config{Rules: []Rule{{"bash", "*", Ask}, {"bash", "git *", Allow}, {"bash", "git push *", Deny}}}},
+			Config{Rules: []Rule{{Permission: "bash", Pattern: "*", Action: Ask}, {Permission: "bash", Pattern: "git *", Action: Allow}, {Permission: "bash", Pattern: "git push *", Action: Deny}}}},
 		{"keys keep their written order across permissions", `{"read": "allow", "bash": {"echo *": "allow", "rm *": "deny"}, "edit": "ask"}`,
-			Config{Rules: []Rule{{"read", "*", Allow}, {"bash", "echo *", Allow}, {"bash", "rm *", Deny}, {"edit", "*", Ask}}}},
-		{"a timeout in seconds", `{"timeout": 1, "bash": "ask"}`, Config{Timeout: time.Second, Rules: []Rule{{"bash", "*", Ask}}}},
+			Config{Rules: []Rule{{Permission: "read", Pattern: "*", Action: Allow}, {Permission: "bash", Pattern: "echo *", Action: Allow}, {Permission: "bash", Pattern: "rm *", Action: Deny}, {Permission: "edit", Pattern: "*", Action: Ask}}}},
+		{"a timeout in seconds", `{"timeout": 1, "bash": "ask"}`, Config{Timeout: time.Second, Rules: []Rule{{Permission: "bash", Pattern: "*", Action: Ask}}}},
 		{"a fractional timeout", `{"timeout": 0.25}`, Config{Timeout: 250 * time.Millisecond}},
 		{"a timeout as a duration string", `{"timeout": "5m"}`, Config{Timeout: 5 * time.Minute}},
 	}

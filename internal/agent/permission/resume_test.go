@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/id"
@@ -28,8 +29,8 @@ func TestAResumedRequestsTimeoutCountsFromWhenItWasFirstAsked(t *testing.T) {
 	b := bus.New(bus.Options{})
 	defer b.Close()
 	s := New(Options{DB: db, Bus: b, Config: Config{Timeout: time.Minute}})
-	req := Request{ID: id.NewSource().New(id.Permission), SessionID: "ses_1", Permission: "bash", Patterns: []string{"rm -rf build"},
-		Metadata: map[string]any{}, Always: []string{}, directory: "/p", projectID: "global", ctx: t.Context()}
+	req := Request{PermissionRequest: api.PermissionRequest{ID: id.NewSource().New(id.Permission), SessionID: "ses_1", Permission: "bash",
+		Patterns: []string{"rm -rf build"}, Metadata: map[string]any{}, Always: []string{}}, directory: "/p", projectID: "global", ctx: t.Context()}
 	req.Time.Created = time.Now().Add(-2 * time.Minute).UnixMilli()
 	if err := s.persist(t.Context(), req); err != nil {
 		t.Fatal(err)

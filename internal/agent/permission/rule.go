@@ -3,20 +3,18 @@
 // approvals answered over REST, and "always" grants remembered per project across restarts.
 package permission
 
+import "github.com/tandem-dev/tandem/api"
+
 // Action is what a rule says to do.
-type Action string
+type Action = api.PermissionAction
 
 // The three actions.
 const (
-	Allow Action = "allow"
-	Ask   Action = "ask"
-	Deny  Action = "deny"
+	Allow = api.PermissionAllow
+	Ask   = api.PermissionAsk
+	Deny  = api.PermissionDeny
 )
 
 // Rule is OpenCode's PermissionRule: for requests of kind Permission whose pattern matches Pattern
 // (a wildcard: * matches any run of characters), do Action.
-type Rule struct {
-	Permission string `json:"permission"`
-	Pattern    string `json:"pattern"`
-	Action     Action `json:"action" enum:"allow,ask,deny"`
-}
+type Rule = api.PermissionRule

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
 	"github.com/tandem-dev/tandem/internal/base/bus"
@@ -20,13 +21,13 @@ import (
 )
 
 // Reply is a client's answer.
-type Reply string
+type Reply = api.PermissionReply
 
 // The three replies, exactly as OpenCode spells them.
 const (
-	Once   Reply = "once"
-	Always Reply = "always"
-	Reject Reply = "reject"
+	Once   = api.PermissionOnce
+	Always = api.PermissionAlways
+	Reject = api.PermissionReject
 )
 
 // ParseReply accepts only the exact spellings (OpenCode answers "Once" with 400 too).
@@ -40,20 +41,9 @@ func ParseReply(s string) (Reply, error) {
 	return "", errs.E(errs.Invalid, "reply: expected \"once\" | \"always\" | \"reject\", got %q", s)
 }
 
-// Request is OpenCode's PermissionRequest, plus its creation time.
+// Request is a waiting request: its wire form, and where it was asked.
 type Request struct {
-	ID         string         `json:"id"`
-	SessionID  string         `json:"sessionID"`
-	Permission string         `json:"permission"`
-	Patterns   []string       `json:"patterns"`
-	Metadata   map[string]any `json:"metadata"`
-	Always     []string       `json:"always"`
-	Tool       *ToolRef       `json:"tool,omitempty"`
-	// Decisions are the answers valid for this request, in order (tandem extension; see Decisions).
-	Decisions []Choice `json:"decisions"`
-	Time      struct {
-		Created int64 `json:"created"`
-	} `json:"time"`
+	api.PermissionRequest
 
 	directory string
 	projectID string
@@ -61,10 +51,7 @@ type Request struct {
 }
 
 // ToolRef names the tool call that asked.
-type ToolRef struct {
-	MessageID string `json:"messageID"`
-	CallID    string `json:"callID"`
-}
+type ToolRef = api.PermissionToolRef
 
 // Answer is a reply with its optional message for the model. Reply is what OpenCode's clients
 // know (once, always, reject); Decision is the key that was chosen, when it says more.
@@ -163,14 +150,14 @@ func (s *Service) SetConfig(c Config) {
 }
 
 func (s *Service) asked(it pending.Item[Request]) {
-	s.publish(it.Request.directory, "permission.asked", it.Request)
+	s.publish(it.Request.directory, api.EventPermissionAsked, it.Request.PermissionRequest)
 }
 
 func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[Answer]) {
 	req := it.Request
-	s.publish(req.directory, "permission.replied", map[string]any{
-		"sessionID": req.SessionID, "requestID": req.ID, "reply": r.Reply.Reply, "decision": r.Reply.key(), "cause": string(r.Cause),
-		"client": r.By.Client,
+	s.publish(req.directory, api.EventPermissionReplied, api.PermissionReplied{
+		SessionID: req.SessionID, RequestID: req.ID, Reply: r.Reply.Reply, Decision: r.Reply.key(), Cause: string(r.Cause),
+		Client: r.By.Client,
 	})
 }
 
@@ -429,8 +416,8 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 	if !needAsk {
 		return nil
 	}
-	req := Request{ID: s.broker.NewID(), SessionID: sc.SessionID, Permission: ask.Permission, Patterns: patterns,
-		Metadata: ask.Metadata, Always: ask.Always, directory: sc.Directory, projectID: sc.ProjectID,
+	req := Request{PermissionRequest: api.PermissionRequest{ID: s.broker.NewID(), SessionID: sc.SessionID, Permission: ask.Permission,
+		Patterns: patterns, Metadata: ask.Metadata, Always: ask.Always}, directory: sc.Directory, projectID: sc.ProjectID,
 		ctx: context.WithoutCancel(ctx)}
 	if req.Metadata == nil {
 		req.Metadata = map[string]any{}

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
@@ -25,38 +26,17 @@ import (
 	"github.com/tandem-dev/tandem/internal/infra/store"
 )
 
-// Option is one choice offered for a question.
-type Option struct {
-	Label       string `json:"label" required:"true"`
-	Description string `json:"description" required:"true"`
-}
+// The wire types of a question set.
+type (
+	Option  = api.QuestionOption
+	Info    = api.QuestionInfo
+	ToolRef = api.QuestionToolRef
+)
 
-// Info is one question. Custom is a pointer because OpenCode's default for an omitted custom is true:
-// only an explicit false restricts the answers to the option labels.
-type Info struct {
-	Question string   `json:"question" required:"true"`
-	Header   string   `json:"header" required:"true"`
-	Options  []Option `json:"options" required:"true" nullable:"false"`
-	Multiple bool     `json:"multiple,omitempty"`
-	Custom   *bool    `json:"custom,omitempty" nullable:"false"`
-}
-
-// AllowsCustom reports whether an answer may be text that is not one of the option labels.
-func (q Info) AllowsCustom() bool { return q.Custom == nil || *q.Custom }
-
-// ToolRef names the tool call that asked, so clients can show the question inside that tool part.
-type ToolRef struct {
-	MessageID string `json:"messageID" required:"true"`
-	CallID    string `json:"callID" required:"true"`
-}
-
-// Request is one pending question set, as GET /question lists it and question.asked carries it.
+// Request is one pending question set: its wire form, and the project the asking session works in
+// (events are published there).
 type Request struct {
-	ID        string   `json:"id" required:"true" pattern:"^que"`
-	SessionID string   `json:"sessionID" required:"true" pattern:"^ses"`
-	Questions []Info   `json:"questions" required:"true" nullable:"false"`
-	Tool      *ToolRef `json:"tool,omitempty"`
-	// Directory is the project the asking session works in; events are published there.
+	api.QuestionRequest
 	Directory string `json:"-"`
 }
 
@@ -201,7 +181,7 @@ func (s *Service) EndInterrupted(ctx context.Context) error {
 		if kept[q.ID] {
 			continue
 		}
-		s.publish(q.Directory, "question.rejected", rejectedEvent{SessionID: q.SessionID, RequestID: q.ID, Cause: string(pending.Cancelled)})
+		s.publish(q.Directory, api.EventQuestionRejected, api.QuestionRejected{SessionID: q.SessionID, RequestID: q.ID, Cause: string(pending.Cancelled)})
 		s.journal.Delete(ctx, q.ID)
 		n++
 	}
@@ -216,41 +196,25 @@ func (s *Service) publish(dir, typ string, props any) {
 }
 
 func (s *Service) asked(it pending.Item[Request]) {
-	s.publish(it.Request.Directory, "question.asked", it.Request)
-}
-
-type repliedEvent struct {
-	SessionID string   `json:"sessionID"`
-	RequestID string   `json:"requestID"`
-	Answers   []Answer `json:"answers"`
-	Client    string   `json:"client,omitempty"` // who answered (X-Tandem-Client or User-Agent; tandem extension)
-}
-
-type rejectedEvent struct {
-	SessionID string `json:"sessionID"`
-	RequestID string `json:"requestID"`
-	Client    string `json:"client,omitempty"` // who dismissed it; empty for timeouts and cancellations
-	// Cause is why the question ended without answers (tandem extension; OpenCode's event does not
-	// say): CauseDismissed, or pending's "timeout" and "cancel".
-	Cause string `json:"cause"`
+	s.publish(it.Request.Directory, api.EventQuestionAsked, it.Request.QuestionRequest)
 }
 
 // CauseDismissed is the cause of a question.rejected event when a person dismissed the question.
-const CauseDismissed = "reject"
+const CauseDismissed = api.QuestionDismissed
 
 // resolved announces the end of a question. Timeouts and cancellations are announced as rejections,
 // so every client drops the question from its list exactly as it would for a dismissal.
 func (s *Service) resolved(it pending.Item[Request], r pending.Resolution[outcome]) {
 	req := it.Request
 	if r.Cause == pending.Replied && !r.Reply.Rejected {
-		s.publish(req.Directory, "question.replied", repliedEvent{SessionID: req.SessionID, RequestID: req.ID, Answers: r.Reply.Answers, Client: r.By.Client})
+		s.publish(req.Directory, api.EventQuestionReplied, api.QuestionReplied{SessionID: req.SessionID, RequestID: req.ID, Answers: r.Reply.Answers, Client: r.By.Client})
 		return
 	}
 	cause := string(r.Cause) // timeout or cancel
 	if r.Cause == pending.Replied {
 		cause = CauseDismissed
 	}
-	s.publish(req.Directory, "question.rejected", rejectedEvent{SessionID: req.SessionID, RequestID: req.ID, Client: r.By.Client, Cause: cause})
+	s.publish(req.Directory, api.EventQuestionRejected, api.QuestionRejected{SessionID: req.SessionID, RequestID: req.ID, Client: r.By.Client, Cause: cause})
 }
 
 // Ask publishes a question set and blocks until it is answered, rejected (ErrDismissed), timed out

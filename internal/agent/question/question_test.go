@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
@@ -76,7 +77,7 @@ func (h *harness) ask(t *testing.T, ctx context.Context, qs ...Info) (Request, <
 	t.Helper()
 	done := make(chan asked, 1)
 	go func() {
-		a, err := h.svc.Ask(ctx, Request{SessionID: "ses_1", Directory: "/proj", Questions: qs, Tool: &ToolRef{MessageID: "msg_1", CallID: "call_1"}})
+		a, err := h.svc.Ask(ctx, Request{QuestionRequest: api.QuestionRequest{SessionID: "ses_1", Questions: qs, Tool: &ToolRef{MessageID: "msg_1", CallID: "call_1"}}, Directory: "/proj"})
 		done <- asked{a, err}
 	}()
 	typ, props := h.next(t)
@@ -316,7 +317,7 @@ func TestBadQuestionsAreRefusedBeforeAnythingIsPublished(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, 0)
-			_, err := h.svc.Ask(t.Context(), Request{SessionID: "ses_1", Questions: tt.qs})
+			_, err := h.svc.Ask(t.Context(), Request{QuestionRequest: api.QuestionRequest{SessionID: "ses_1", Questions: tt.qs}})
 			if !errs.Is(err, errs.Invalid) || len(err.Error()) < len(tt.field) || err.Error()[:len(tt.field)] != tt.field {
 				t.Fatalf("Ask error = %v, want Invalid starting %q", err, tt.field)
 			}

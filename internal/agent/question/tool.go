@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 )
@@ -73,7 +74,7 @@ func (t questionTool) Run(ctx context.Context, call *tool.Call) (tool.Result, er
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return tool.Result{}, errs.E(errs.Invalid, "The question tool was called with invalid arguments: %v. Please rewrite the input so it satisfies the expected schema.", err)
 	}
-	req := Request{SessionID: call.SessionID, Directory: call.Dir, Questions: in.Questions}
+	req := Request{QuestionRequest: api.QuestionRequest{SessionID: call.SessionID, Questions: in.Questions}, Directory: call.Dir}
 	if call.ID != "" {
 		req.Tool = &ToolRef{MessageID: call.MessageID, CallID: call.ID}
 	}

@@ -3,19 +3,12 @@ package session
 import (
 	"fmt"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 )
 
 // AgentInfo is OpenCode's Agent document.
-type AgentInfo struct {
-	Name        string            `json:"name"`
-	Description string            `json:"description,omitempty"`
-	Mode        string            `json:"mode" enum:"subagent,primary,all"`
-	Native      bool              `json:"native"`
-	Permission  []permission.Rule `json:"permission"`
-	Options     map[string]any    `json:"options"`
-	Tools       map[string]bool   `json:"tools,omitempty"`
-}
+type AgentInfo = api.AgentInfo
 
 // agent is one agent's whole definition: what GET /agent lists and what a turn applies. Its
 // permission rules are applied after the session's (so plan's denials hold whatever a session

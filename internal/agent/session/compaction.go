@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/base/id"
 	"github.com/tandem-dev/tandem/internal/infra/provider"
@@ -21,11 +22,7 @@ type ContextLimits interface {
 }
 
 // SummarizeInput is the body of POST /session/{id}/summarize.
-type SummarizeInput struct {
-	ProviderID string `json:"providerID" required:"true"`
-	ModelID    string `json:"modelID" required:"true"`
-	Auto       bool   `json:"auto,omitempty"`
-}
+type SummarizeInput = api.SummarizeInput
 
 // compactJob marks a turn that summarises its session instead of answering a prompt.
 type compactJob struct{}
@@ -158,7 +155,7 @@ func (s *Service) runCompaction(ctx context.Context, ag Agent, t *turn) (WithPar
 	if err != nil {
 		return s.failTurn(ctx, dir, msg, parts, err, user)
 	}
-	s.publish(dir, "session.compacted", map[string]any{"sessionID": sid})
+	s.publish(dir, api.EventSessionCompacted, api.SessionCompacted{SessionID: sid})
 	cost := 0.0
 	if msg.Cost != nil {
 		cost = *msg.Cost
@@ -196,7 +193,7 @@ func (s *Service) autoCompact(ctx context.Context, ag Agent, prov provider.Provi
 		s.markFailed(keep, dir, msg, providerError(err))
 		return conv, Tokens{}, 0, nil
 	}
-	s.publish(dir, "session.compacted", map[string]any{"sessionID": sess.ID})
+	s.publish(dir, api.EventSessionCompacted, api.SessionCompacted{SessionID: sess.ID})
 	next := []provider.Message{userMessage([]Part{part})}
 	next = append(next, provider.Message{Role: provider.RoleAssistant, Text: summary})
 	next = append(next, conv.msgs[conv.at:]...)

@@ -6,8 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tandem-dev/tandem/internal/infra/store"
 )
 
+// TestFileDiffs reads summaries as the store keeps them.
 func TestFileDiffs(t *testing.T) {
 	tests := []struct {
 		name string
@@ -36,10 +39,12 @@ func TestFileDiffs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got FileDiff
-			if err := json.Unmarshal([]byte(tt.json), &got); err != nil {
+			stored := `{"id":"msg_1","sessionID":"ses_1","role":"user","time":{"created":1},"agent":"build","summary":{"diffs":[` + tt.json + `]}}`
+			wp, err := decodeWithParts(store.Message{ID: "msg_1", Data: []byte(stored)}, nil)
+			if err != nil {
 				t.Fatal(err)
 			}
+			got := wp.Info.Summary.Diffs[0]
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

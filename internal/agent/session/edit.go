@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/base/id"
 	"github.com/tandem-dev/tandem/internal/infra/store"
@@ -55,7 +56,7 @@ func (s *Service) DeleteMessage(ctx context.Context, sessionID, messageID string
 		if err != nil {
 			return err
 		}
-		s.publish(sess.Directory, "message.removed", map[string]any{"sessionID": sessionID, "messageID": messageID})
+		s.publish(sess.Directory, api.EventMessageRemoved, api.MessageRemoved{SessionID: sessionID, MessageID: messageID})
 		return nil
 	})
 }
@@ -78,7 +79,7 @@ func (s *Service) DeletePart(ctx context.Context, sessionID, messageID, partID s
 		if err != nil {
 			return err
 		}
-		s.publish(sess.Directory, "message.part.removed", map[string]any{"sessionID": sessionID, "messageID": messageID, "partID": partID})
+		s.publish(sess.Directory, api.EventPartRemoved, api.PartRemoved{SessionID: sessionID, MessageID: messageID, PartID: partID})
 		return nil
 	})
 }

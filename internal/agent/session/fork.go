@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/tandem-dev/tandem/api"
+
 	"context"
 	"fmt"
 	"strings"
@@ -76,7 +78,7 @@ func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Ses
 	if err != nil {
 		return Session{}, err
 	}
-	s.publish(fork.Directory, "session.created", map[string]any{"sessionID": fork.ID, "info": fork})
+	s.publish(fork.Directory, api.EventSessionCreated, api.SessionInfo{SessionID: fork.ID, Info: fork})
 	return fork, nil
 }
 

@@ -169,7 +169,7 @@ func (s *Service) conversation(ctx context.Context, sessionID, upTo string) (con
 			if !prefix.users[wp.Info.ParentID] && !since[wp.Info.ParentID] {
 				continue
 			}
-			if wp.Info.summarizes() && !reached {
+			if summarizes(wp.Info) && !reached {
 				out, starts = summarize(out, starts, wp.Info.ParentID, tails[wp.Info.ParentID], wp.Parts)
 				summarized = 2
 				continue

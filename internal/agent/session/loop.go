@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/agent/question"
@@ -79,31 +80,12 @@ func withDefaults(a Agent) *Agent {
 	return &a
 }
 
-// PromptInput is the body of POST /session/{id}/message and prompt_async.
-type PromptInput struct {
-	MessageID string          `json:"messageID,omitempty"`
-	Model     *MessageModel   `json:"model,omitempty"`
-	Agent     string          `json:"agent,omitempty"`
-	NoReply   bool            `json:"noReply,omitempty"`
-	Tools     map[string]bool `json:"tools,omitempty"`
-	System    string          `json:"system,omitempty"`
-	Variant   string          `json:"variant,omitempty"`
-	Parts     []PartInput     `json:"parts"`
-}
+// PromptInput is the body of POST /session/{id}/message and prompt_async (api.PromptInput), which
+// the session validates.
+type PromptInput api.PromptInput
 
 // PartInput is one part of a prompt: text, or a file reference.
-type PartInput struct {
-	ID        string `json:"id,omitempty"`
-	Type      string `json:"type" enum:"text,file,agent"`
-	Text      string `json:"text,omitempty"`
-	Synthetic bool   `json:"synthetic,omitempty"`
-	Mime      string `json:"mime,omitempty"`
-	Filename  string `json:"filename,omitempty"`
-	URL       string `json:"url,omitempty"`
-	Name      string `json:"name,omitempty"`
-	// Source is where a file part was mentioned (OpenCode's FilePartSource), kept as sent.
-	Source json.RawMessage `json:"source,omitempty"`
-}
+type PartInput = api.PartInput
 
 // Validate checks a prompt before anything is stored.
 func (in *PromptInput) Validate() error {
@@ -366,7 +348,7 @@ func (s *Service) abortedReply(sessionID string, t *turn) WithParts {
 	}
 	if err := putMessage(ctx, s.db, msg); err != nil {
 		s.log.Error("store aborted reply", "session", sessionID, "err", err)
-		s.publish(sess.Directory, "session.error", map[string]any{"sessionID": sessionID, "error": unknownError(saveFailed(err))})
+		s.publish(sess.Directory, api.EventSessionError, api.SessionError{SessionID: sessionID, Error: unknownError(saveFailed(err))})
 		return WithParts{Info: msg, Parts: []Part{}}
 	}
 	s.publishMessage(sess.Directory, msg)
@@ -374,7 +356,7 @@ func (s *Service) abortedReply(sessionID string, t *turn) WithParts {
 }
 
 func (s *Service) publishPart(directory string, p Part) {
-	s.publish(directory, "message.part.updated", map[string]any{"sessionID": p.SessionID, "part": p, "time": s.nowMS()})
+	s.publish(directory, api.EventPartUpdated, api.PartUpdated{SessionID: p.SessionID, Part: p, Time: s.nowMS()})
 }
 
 func inputOrEmpty(in json.RawMessage) json.RawMessage {
@@ -443,5 +425,5 @@ func (s *Service) Shutdown(ctx context.Context) {
 
 func (s *Service) setStatus(directory, sessionID string, st Status) {
 	s.runs.setStatus(sessionID, st)
-	s.publish(directory, "session.status", map[string]any{"sessionID": sessionID, "status": st})
+	s.publish(directory, api.EventSessionStatus, api.SessionStatusChanged{SessionID: sessionID, Status: st})
 }

@@ -158,6 +158,9 @@ func decodeWithParts(m store.Message, rows []store.Part) (WithParts, error) {
 	if err := json.Unmarshal(m.Data, &wp.Info); err != nil {
 		return WithParts{}, fmt.Errorf("session: decode message %s: %w", m.ID, err)
 	}
+	if wp.Info.Summary != nil {
+		fillLegacyPatches(m.Data, wp.Info.Summary.Diffs)
+	}
 	wp.Parts = make([]Part, 0, len(rows))
 	for _, r := range rows {
 		var p Part

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/base/id"
 	"github.com/tandem-dev/tandem/internal/infra/snapshot"
@@ -12,10 +13,7 @@ import (
 )
 
 // RevertInput is the body of POST /session/{id}/revert.
-type RevertInput struct {
-	MessageID string `json:"messageID" required:"true" pattern:"^msg"`
-	PartID    string `json:"partID,omitempty" pattern:"^prt"`
-}
+type RevertInput = api.RevertInput
 
 // Revert undoes a session from a message (or one of its parts) on, as OpenCode's session.revert:
 // the files every later step changed are put back as they were before it, and the session's
@@ -271,9 +269,9 @@ func dropReverted(ctx context.Context, q store.Tx, sess Session) (removed, error
 
 func (s *Service) announceRemoved(dir, sessionID string, r removed) {
 	for _, p := range r.parts {
-		s.publish(dir, "message.part.removed", map[string]any{"sessionID": sessionID, "messageID": p[0], "partID": p[1]})
+		s.publish(dir, api.EventPartRemoved, api.PartRemoved{SessionID: sessionID, MessageID: p[0], PartID: p[1]})
 	}
 	for _, m := range r.messages {
-		s.publish(dir, "message.removed", map[string]any{"sessionID": sessionID, "messageID": m})
+		s.publish(dir, api.EventMessageRemoved, api.MessageRemoved{SessionID: sessionID, MessageID: m})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
@@ -108,16 +109,8 @@ func (s *Service) publish(directory, typ string, props any) {
 	s.bus.Emit(s.log, directory, typ, props)
 }
 
-// CreateInput is the body of POST /session.
-type CreateInput struct {
-	ParentID    string            `json:"parentID,omitempty"`
-	Title       string            `json:"title,omitempty"`
-	Agent       string            `json:"agent,omitempty"`
-	Model       *SessionModel     `json:"model,omitempty"`
-	Metadata    map[string]any    `json:"metadata,omitempty"`
-	Permission  []permission.Rule `json:"permission,omitempty"`
-	WorkspaceID string            `json:"workspaceID,omitempty"`
-}
+// CreateInput is the body of POST /session (api.SessionCreateInput), which the session validates.
+type CreateInput api.SessionCreateInput
 
 // Validate checks the fields a client can get wrong.
 func (in CreateInput) Validate() error {
@@ -198,7 +191,7 @@ func (s *Service) Create(ctx context.Context, directory string, in CreateInput) 
 		return Session{}, err
 	}
 	s.noteAllowRules(sess.ID, in.Permission)
-	s.publish(directory, "session.created", map[string]any{"sessionID": sess.ID, "info": sess})
+	s.publish(directory, api.EventSessionCreated, api.SessionInfo{SessionID: sess.ID, Info: sess})
 	return sess, nil
 }
 
@@ -249,6 +242,9 @@ func decodeSession(data []byte) (Session, error) {
 	var sess Session
 	if err := json.Unmarshal(data, &sess); err != nil {
 		return Session{}, fmt.Errorf("session: decode: %w", err)
+	}
+	if sess.Summary != nil {
+		fillLegacyPatches(data, sess.Summary.Diffs)
 	}
 	return sess, nil
 }
@@ -387,14 +383,7 @@ func (s *Service) Children(ctx context.Context, sessionID string) ([]Session, er
 }
 
 // UpdateInput is the body of PATCH /session/{id}; absent fields are left alone.
-type UpdateInput struct {
-	Title      *string           `json:"title,omitempty"`
-	Metadata   map[string]any    `json:"metadata,omitempty"`
-	Permission []permission.Rule `json:"permission,omitempty"`
-	Time       *struct {
-		Archived *int64 `json:"archived,omitempty"`
-	} `json:"time,omitempty"`
-}
+type UpdateInput = api.SessionUpdateInput
 
 // Update changes a session's title, metadata, rules or archived time.
 func (s *Service) Update(ctx context.Context, sessionID string, in UpdateInput) (Session, error) {
@@ -449,7 +438,7 @@ func (s *Service) change(ctx context.Context, q store.Sessions, sessionID string
 }
 
 func (s *Service) announce(sess Session) {
-	s.publish(sess.Directory, "session.updated", map[string]any{"sessionID": sess.ID, "info": sess})
+	s.publish(sess.Directory, api.EventSessionUpdated, api.SessionInfo{SessionID: sess.ID, Info: sess})
 }
 
 // Delete removes a session, its children, messages and parts. A running turn is aborted first.
@@ -481,7 +470,7 @@ func (s *Service) Delete(ctx context.Context, sessionID string) error {
 	if s.deleted != nil {
 		s.deleted(sessionID)
 	}
-	s.publish(sess.Directory, "session.deleted", map[string]any{"sessionID": sess.ID, "info": sess})
+	s.publish(sess.Directory, api.EventSessionDeleted, api.SessionInfo{SessionID: sess.ID, Info: sess})
 	return nil
 }
 
@@ -497,9 +486,7 @@ type messageCursor struct {
 }
 
 // ForkInput is the body of POST /session/{id}/fork.
-type ForkInput struct {
-	MessageID string `json:"messageID,omitempty"`
-}
+type ForkInput = api.SessionForkInput
 
 // Statuses returns the sessions that are not idle, as GET /session/status.
 func (s *Service) Statuses() map[string]Status {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/base/id"
@@ -16,14 +17,8 @@ import (
 // words it: the model reads it before the command and its output in later turns.
 const shellNote = "The following tool was executed by the user"
 
-// ShellInput is the body of POST /session/{id}/shell: a command the user runs themselves (the
-// TUI's "!ls").
-type ShellInput struct {
-	MessageID string        `json:"messageID,omitempty"`
-	Agent     string        `json:"agent" description:"build or plan; without it the session's agent, else build."`
-	Model     *MessageModel `json:"model,omitempty"`
-	Command   string        `json:"command" required:"true"`
-}
+// ShellInput is the body of POST /session/{id}/shell (api.ShellInput), which the session validates.
+type ShellInput api.ShellInput
 
 // Validate checks a shell request before anything is stored.
 func (in *ShellInput) Validate() error {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"github.com/tandem-dev/tandem/api"
 	"slices"
 	"time"
 
@@ -79,10 +80,8 @@ func (st *step) publishDeltas() {
 	for _, d := range st.unsent {
 		offset := st.announced[d.part]
 		st.announced[d.part] = offset + utf16Len(d.text)
-		st.s.publish(st.dir, "message.part.delta", map[string]any{
-			"sessionID": d.part.SessionID, "messageID": d.part.MessageID, "partID": d.part.ID, "field": "text", "delta": d.text,
-			"offset": offset,
-		})
+		st.s.publish(st.dir, api.EventPartDelta, api.PartDelta{SessionID: d.part.SessionID, MessageID: d.part.MessageID,
+			PartID: d.part.ID, Field: "text", Delta: d.text, Offset: offset})
 	}
 	clear(st.unsent)
 	st.unsent = st.unsent[:0]
@@ -118,7 +117,7 @@ func (st *step) closeStreams(ctx context.Context) error {
 		// The parts were announced as they streamed but never stored: withdraw them, so that no
 		// client keeps text the store does not hold (the message's error says why).
 		for _, p := range closed {
-			st.s.publish(st.dir, "message.part.removed", map[string]any{"sessionID": p.SessionID, "messageID": p.MessageID, "partID": p.ID})
+			st.s.publish(st.dir, api.EventPartRemoved, api.PartRemoved{SessionID: p.SessionID, MessageID: p.MessageID, PartID: p.ID})
 		}
 		st.rsn, st.text, st.thought = nil, nil, nil
 		return saveFailed(err)

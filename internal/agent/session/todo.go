@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
 )
 
@@ -41,6 +42,6 @@ func (s *Service) SetTodos(ctx context.Context, sessionID string, todos []tool.T
 	if err := s.db.PutTodos(ctx, sessionID, data); err != nil {
 		return err
 	}
-	s.publish(sess.Directory, "todo.updated", map[string]any{"sessionID": sessionID, "todos": todos})
+	s.publish(sess.Directory, api.EventTodoUpdated, api.TodoUpdated{SessionID: sessionID, Todos: todos})
 	return nil
 }

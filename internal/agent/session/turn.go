@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
 	"github.com/tandem-dev/tandem/internal/base/id"
@@ -293,7 +294,7 @@ func (tr *turnRun) openStep(n int) (*Message, Part, error) {
 	s.publishMessage(dir, *msg)
 	if n == 0 {
 		s.announce(touched)
-		s.publish(dir, "session.diff", map[string]any{"sessionID": sid, "diff": []FileDiff{}})
+		s.publish(dir, api.EventSessionDiff, api.SessionDiff{SessionID: sid, Diff: []FileDiff{}})
 		tr.user = summarized
 		s.publishMessage(dir, tr.user)
 		s.setStatus(dir, sid, Status{Type: "busy"})
@@ -496,7 +497,7 @@ func (s *Service) failTurnSpent(ctx context.Context, dir string, msg *Message, p
 		s.publishMessage(dir, *msg)
 		reply = WithParts{Info: *msg, Parts: parts}
 	}
-	s.publish(dir, "session.error", map[string]any{"sessionID": sid, "error": me})
+	s.publish(dir, api.EventSessionError, api.SessionError{SessionID: sid, Error: me})
 	// The turn's error is announced once: a summary that cannot be stored either is only logged.
 	if err := s.closeTurn(keep, dir, sid, user, map[string]fileChange{}, cost, tokens); err != nil {
 		s.log.Error("store turn summary", "session", sid, "err", err)
@@ -510,7 +511,7 @@ func (s *Service) failTurnSpent(ctx context.Context, dir string, msg *Message, p
 func (s *Service) finishTurn(ctx context.Context, dir, sid string, user Message, turnDiff map[string]fileChange, cost float64, tokens Tokens) {
 	if err := s.closeTurn(ctx, dir, sid, user, turnDiff, cost, tokens); err != nil {
 		s.log.Error("store turn summary", "session", sid, "err", err)
-		s.publish(dir, "session.error", map[string]any{"sessionID": sid, "error": unknownError(saveFailed(err))})
+		s.publish(dir, api.EventSessionError, api.SessionError{SessionID: sid, Error: unknownError(saveFailed(err))})
 	}
 }
 
@@ -544,18 +545,18 @@ func (s *Service) closeTurn(ctx context.Context, dir, sid string, user Message, 
 	})
 	s.setStatus(dir, sid, Status{Type: "busy"})
 	s.setStatus(dir, sid, Status{Type: "idle"})
-	s.publish(dir, "session.idle", map[string]any{"sessionID": sid})
+	s.publish(dir, api.EventSessionIdle, api.SessionIdle{SessionID: sid})
 	if err != nil {
 		return err
 	}
 	s.announce(sess)
-	s.publish(dir, "session.diff", map[string]any{"sessionID": sid, "diff": list})
+	s.publish(dir, api.EventSessionDiff, api.SessionDiff{SessionID: sid, Diff: list})
 	s.publishMessage(dir, user)
 	return nil
 }
 
 func (s *Service) publishMessage(dir string, m Message) {
-	s.publish(dir, "message.updated", map[string]any{"sessionID": m.SessionID, "info": m})
+	s.publish(dir, api.EventMessageUpdated, api.MessageUpdated{SessionID: m.SessionID, Info: m})
 }
 
 // appendStep adds one assistant step — its text, its finished tool calls and their results — to

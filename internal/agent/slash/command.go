@@ -18,19 +18,13 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/infra/config"
 )
 
-// Command is OpenCode's Command: a slash command a client can offer.
+// Command is a slash command a client can offer: its wire form, and how tandem runs it.
 type Command struct {
-	Name        string   `json:"name" required:"true"`
-	Description string   `json:"description,omitempty"`
-	Agent       string   `json:"agent,omitempty"`
-	Model       string   `json:"model,omitempty" description:"providerID/modelID the command runs with."`
-	Source      string   `json:"source,omitempty" enum:"command,mcp,skill"`
-	Template    string   `json:"template" required:"true"`
-	Subtask     bool     `json:"subtask,omitempty" description:"Listed as written; tandem runs every command in the session itself."`
-	Hints       []string `json:"hints" required:"true" description:"The placeholders the template uses ($1, $2, …, $ARGUMENTS), for a client to prompt for."`
+	api.Command
 
 	// mayRun says whether the template's !`cmd` blocks may run: true for tandem's own commands and
 	// the user's, and for a project's files only once the user trusts the project.
@@ -46,7 +40,7 @@ type Command struct {
 // builtins are tandem's own commands, as OpenCode offers /init and /review.
 func builtins() []Command {
 	return []Command{
-		{
+		{Command: api.Command{
 			Name:        "init",
 			Description: "create or update AGENTS.md",
 			Template: `Create or update AGENTS.md at the root of this project: a short guide for the coding agents that work in it.
@@ -59,8 +53,8 @@ First look at the project: its build and package files, README, CI configuration
 
 Keep it to about 20 to 40 lines. When AGENTS.md exists, improve it instead of starting over, keeping what is still true.
 $ARGUMENTS`,
-		},
-		{
+		}},
+		{Command: api.Command{
 			Name:        "review",
 			Description: "review the uncommitted changes",
 			Template: "Review the uncommitted changes of this project as a careful senior engineer would.\n\n" +
@@ -69,6 +63,7 @@ $ARGUMENTS`,
 				"Look for bugs, missed edge cases, security problems, missing tests and unclear code, and read the surrounding " +
 				"code where the diff alone does not tell. Report what you find by file and line, most important first, and say " +
 				"plainly when the changes look right. Do not change any file.\n$ARGUMENTS",
+		},
 			ownGit: map[string][]string{
 				"git status --short": {"status", "--short"},
 				"git diff HEAD":      {"diff", "HEAD"},
@@ -190,8 +185,7 @@ func fromConfig(cfg config.Config, skip func(error)) ([]Command, error) {
 			skip(fmt.Errorf("configuration: command %q: a template is required", name))
 			continue
 		}
-		out = append(out, Command{Name: name, Description: c.Description, Agent: c.Agent, Model: c.Model,
-			Subtask: c.Subtask, Template: c.Template, mayRun: true})
+		out = append(out, Command{Command: api.Command{Name: name, Description: c.Description, Agent: c.Agent, Model: c.Model, Subtask: c.Subtask, Template: c.Template}, mayRun: true})
 	}
 	return out, nil
 }
@@ -285,8 +279,7 @@ func parseFile(raw []byte) (Command, error) {
 			body = ""
 		}
 	}
-	return Command{Description: fm.Description, Agent: fm.Agent, Model: fm.Model, Subtask: fm.Subtask,
-		Template: strings.TrimSpace(body)}, nil
+	return Command{Command: api.Command{Description: fm.Description, Agent: fm.Agent, Model: fm.Model, Subtask: fm.Subtask, Template: strings.TrimSpace(body)}}, nil
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 )
 
@@ -40,9 +41,9 @@ func TestParseFile(t *testing.T) {
 		err       string
 	}{
 		{"frontmatter and body", "---\ndescription: d\nagent: plan\nmodel: p/m\nsubtask: true\n---\nBody $1\n",
-			Command{Description: "d", Agent: "plan", Model: "p/m", Subtask: true, Template: "Body $1"}, ""},
-		{"no frontmatter", "Just a body\n", Command{Template: "Just a body"}, ""},
-		{"CRLF line ends", "---\r\ndescription: d\r\n---\r\nBody\r\n", Command{Description: "d", Template: "Body"}, ""},
+			Command{Command: api.Command{Description: "d", Agent: "plan", Model: "p/m", Subtask: true, Template: "Body $1"}}, ""},
+		{"no frontmatter", "Just a body\n", Command{Command: api.Command{Template: "Just a body"}}, ""},
+		{"CRLF line ends", "---\r\ndescription: d\r\n---\r\nBody\r\n", Command{Command: api.Command{Description: "d", Template: "Body"}}, ""},
 		{"an unclosed frontmatter", "---\ndescription: d\nBody\n", Command{}, "never closed"},
 		{"frontmatter that is not YAML", "---\ndescription: [x\n---\nBody\n", Command{}, "frontmatter"},
 	}
@@ -92,7 +93,7 @@ func TestExpand(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("files inside the project are attached, others left as text", func(t *testing.T) {
-		c := Command{Name: "x", Template: "see @a.txt, @sub/b.md, @bin.dat, @link, @../x, @/etc/passwd, me@a.txt and `@a.txt`"}
+		c := Command{Command: api.Command{Name: "x", Template: "see @a.txt, @sub/b.md, @bin.dat, @link, @../x, @/etc/passwd, me@a.txt and `@a.txt`"}}
 		got, err := Expand(ctx, c, "", root, root, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -110,7 +111,7 @@ func TestExpand(t *testing.T) {
 	})
 
 	t.Run("shell blocks run in the directory when the command may run them", func(t *testing.T) {
-		c := Command{Name: "x", Template: "here: !`pwd`; failing: !`echo oops; exit 3`", mayRun: true}
+		c := Command{Command: api.Command{Name: "x", Template: "here: !`pwd`; failing: !`echo oops; exit 3`"}, mayRun: true}
 		got, err := Expand(ctx, c, "", root, root, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -122,7 +123,7 @@ func TestExpand(t *testing.T) {
 
 	t.Run("shell blocks of a command that may not run them are refused before anything runs", func(t *testing.T) {
 		marker := filepath.Join(root, "ran")
-		c := Command{Name: "x", Template: "!`touch " + marker + "`", file: "x.md"}
+		c := Command{Command: api.Command{Name: "x", Template: "!`touch " + marker + "`"}, file: "x.md"}
 		_, err := Expand(ctx, c, "", root, root, nil)
 		if !errs.Is(err, errs.Forbidden) {
 			t.Fatalf("err %v, want Forbidden", err)

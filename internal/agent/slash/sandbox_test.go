@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/infra/sandbox"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
@@ -26,7 +27,7 @@ func TestATemplatesShellBlockIsConfinedLikeTheAgentsCommands(t *testing.T) {
 	target := filepath.Join(outside, "f")
 	// A redirection names its target, which counts as approved here (nothing is asked of a
 	// template); cp's target is not named to anyone, so the kernel refuses it.
-	c := Command{Name: "x", Template: "!`echo done > inside; cp inside " + target + "; cat inside`", mayRun: true}
+	c := Command{Command: api.Command{Name: "x", Template: "!`echo done > inside; cp inside " + target + "; cat inside`"}, mayRun: true}
 	got, err := Expand(context.Background(), c, "", root, root, &p)
 	if err != nil {
 		t.Fatal(err)

@@ -2,10 +2,10 @@ package slash
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strings"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/session"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
@@ -48,26 +48,12 @@ func (s *Service) List(_ context.Context, dir string) ([]Command, error) {
 		Skipped: func(err error) { s.log().Warn("a command was left out", "dir", dir, "err", err) }})
 }
 
-// RunInput is the body of POST /session/{id}/command.
-type RunInput struct {
-	MessageID string     `json:"messageID,omitempty"`
-	Agent     string     `json:"agent,omitempty" description:"The agent to run with; default the command's, else the session's."`
-	Model     string     `json:"model,omitempty" description:"providerID/modelID; default the command's, else the session's."`
-	Arguments string     `json:"arguments" required:"true" description:"What the user typed after the command's name."`
-	Command   string     `json:"command" required:"true" description:"The command's name, without the slash."`
-	Variant   string     `json:"variant,omitempty"`
-	Parts     []FilePart `json:"parts,omitempty" description:"Files attached to the prompt."`
-}
+// RunInput is the body of POST /session/{id}/command (api.CommandRunInput), which the service
+// validates.
+type RunInput api.CommandRunInput
 
 // FilePart is a file a client attaches to a command's prompt.
-type FilePart struct {
-	ID       string          `json:"id,omitempty" pattern:"^prt"`
-	Type     string          `json:"type" required:"true" enum:"file"`
-	Mime     string          `json:"mime" required:"true"`
-	Filename string          `json:"filename,omitempty"`
-	URL      string          `json:"url" required:"true"`
-	Source   json.RawMessage `json:"source,omitempty"`
-}
+type FilePart = api.CommandFilePart
 
 // Validate checks the fields a client can get wrong.
 func (in *RunInput) Validate() error {
@@ -146,8 +132,6 @@ func (s *Service) Run(ctx context.Context, sessionID string, in RunInput) (sessi
 	if err != nil {
 		return session.WithParts{}, err
 	}
-	s.Bus.Emit(s.log(), sess.Directory, "command.executed", map[string]any{
-		"name": cmd.Name, "sessionID": sessionID, "arguments": in.Arguments, "messageID": reply.Info.ParentID,
-	})
+	s.Bus.Emit(s.log(), sess.Directory, api.EventCommandExecuted, api.CommandExecuted{Name: cmd.Name, SessionID: sessionID, Arguments: in.Arguments, MessageID: reply.Info.ParentID})
 	return reply, nil
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/shelljudge"
 	"github.com/tandem-dev/tandem/internal/infra/sandbox"
 )
@@ -122,14 +123,8 @@ type FileChange struct {
 	Existed bool
 }
 
-// Todo is one item of a session's todo list, as OpenCode's Todo schema has it. The schema has no id
-// field, so the todo tools never set ID.
-type Todo struct {
-	ID       string `json:"id,omitempty"`
-	Content  string `json:"content"`
-	Status   string `json:"status"`   // pending, in_progress, completed, cancelled
-	Priority string `json:"priority"` // high, medium, low
-}
+// Todo is one item of a session's todo list.
+type Todo = api.Todo
 
 // TodoStore keeps each session's todo list; the session package implements it.
 type TodoStore interface {

@@ -21,6 +21,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
 	"github.com/tandem-dev/tandem/internal/agent/session"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
@@ -148,7 +149,7 @@ func (a *Agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 		return acp.NewSessionResponse{}, acp.NewInvalidParams(map[string]any{"cwd": "must be an absolute path"})
 	}
 	c := a.c.InDirectory(filepath.Clean(p.Cwd))
-	s, err := c.CreateSession(ctx, session.CreateInput{Metadata: map[string]any{"acpClient": a.clientName()}})
+	s, err := c.CreateSession(ctx, api.SessionCreateInput{Metadata: map[string]any{"acpClient": a.clientName()}})
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
@@ -494,7 +495,7 @@ func (a *Agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		return acp.PromptResponse{}, acp.NewInvalidRequest(map[string]any{"sessionId": "a prompt is already running in this session"})
 	}
 	as.cancel = cancel
-	in := session.PromptInput{Agent: as.agent, Model: as.model, Parts: parts}
+	in := api.PromptInput{Agent: as.agent, Model: as.model, Parts: parts}
 	as.mu.Unlock()
 	defer func() {
 		as.mu.Lock()
@@ -510,30 +511,30 @@ func (a *Agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 
 // promptParts turns ACP content blocks into tandem prompt parts: text as text, links and images as
 // file parts, embedded text resources as text with their URI.
-func promptParts(blocks []acp.ContentBlock) ([]session.PartInput, error) {
-	var out []session.PartInput
+func promptParts(blocks []acp.ContentBlock) ([]api.PartInput, error) {
+	var out []api.PartInput
 	for _, b := range blocks {
 		switch {
 		case b.Text != nil:
-			out = append(out, session.PartInput{Type: "text", Text: b.Text.Text})
+			out = append(out, api.PartInput{Type: "text", Text: b.Text.Text})
 		case b.ResourceLink != nil:
 			mime := "text/plain"
 			if b.ResourceLink.MimeType != nil {
 				mime = *b.ResourceLink.MimeType
 			}
-			out = append(out, session.PartInput{Type: "file", URL: b.ResourceLink.Uri, Filename: b.ResourceLink.Name, Mime: mime})
+			out = append(out, api.PartInput{Type: "file", URL: b.ResourceLink.Uri, Filename: b.ResourceLink.Name, Mime: mime})
 		case b.Image != nil:
-			out = append(out, session.PartInput{Type: "file", Mime: b.Image.MimeType, URL: "data:" + b.Image.MimeType + ";base64," + b.Image.Data, Filename: "image"})
+			out = append(out, api.PartInput{Type: "file", Mime: b.Image.MimeType, URL: "data:" + b.Image.MimeType + ";base64," + b.Image.Data, Filename: "image"})
 		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
 			r := b.Resource.Resource.TextResourceContents
-			out = append(out, session.PartInput{Type: "text", Text: fmt.Sprintf("<context uri=%q>\n%s\n</context>", r.Uri, r.Text)})
+			out = append(out, api.PartInput{Type: "text", Text: fmt.Sprintf("<context uri=%q>\n%s\n</context>", r.Uri, r.Text)})
 		case b.Resource != nil && b.Resource.Resource.BlobResourceContents != nil:
 			r := b.Resource.Resource.BlobResourceContents
 			mime := "application/octet-stream"
 			if r.MimeType != nil {
 				mime = *r.MimeType
 			}
-			out = append(out, session.PartInput{Type: "file", Mime: mime, URL: "data:" + mime + ";base64," + r.Blob, Filename: filepath.Base(r.Uri)})
+			out = append(out, api.PartInput{Type: "file", Mime: mime, URL: "data:" + mime + ";base64," + r.Blob, Filename: filepath.Base(r.Uri)})
 		default:
 			return nil, acp.NewInvalidParams(map[string]any{"prompt": "unsupported content block (audio is not supported)"})
 		}

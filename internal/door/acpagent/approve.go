@@ -8,8 +8,8 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
-	"github.com/tandem-dev/tandem/internal/agent/question"
 )
 
 // optionKinds maps tandem's decision keys onto ACP's option kinds. reject-with-message has no ACP
@@ -45,7 +45,7 @@ func options(decisions []permission.Choice) []acp.PermissionOption {
 // answer wins: when another client answers first, the client's prompt is withdrawn with
 // $/cancel_request (the SDK sends it when the request's context ends; a client that does not
 // implement it ignores the notification, and its late answer is then refused by tandem).
-func (t *translator) ask(ctx context.Context, r permission.Request) {
+func (t *translator) ask(ctx context.Context, r api.PermissionRequest) {
 	opts := options(r.Decisions)
 	if len(opts) == 0 {
 		return // nothing the editor can choose: it stays in the pending list
@@ -109,7 +109,7 @@ func (t *translator) withdraw(id string) {
 }
 
 // askedCall is the tool call a permission request is about, with what it would do.
-func (t *translator) askedCall(r permission.Request) acp.ToolCallUpdate {
+func (t *translator) askedCall(r api.PermissionRequest) acp.ToolCallUpdate {
 	id := r.ID
 	if r.Tool != nil && r.Tool.CallID != "" {
 		id = r.Tool.CallID
@@ -140,7 +140,7 @@ const questionReject = "tandem-dismiss"
 // dismissal (reject_once). Only a single question with a single choice fits that form; anything
 // else, and typed answers, stay in GET /question for the other clients. The first answer wins, as
 // for approvals.
-func (t *translator) askQuestion(ctx context.Context, q question.Request) {
+func (t *translator) askQuestion(ctx context.Context, q api.QuestionRequest) {
 	if len(q.Questions) != 1 || q.Questions[0].Multiple || len(q.Questions[0].Options) == 0 {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/agent/session"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
@@ -16,21 +17,21 @@ import (
 func TestOptionsComeFromTheRequestsDecisions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		req  permission.Request
+		req  api.PermissionRequest
 		want []string
 	}{
 		{"a judged command offers every kind, the lasting ones with their patterns",
-			permission.Request{Permission: "bash", Patterns: []string{"git push origin"}, Always: []string{"git push *"}},
+			api.PermissionRequest{Permission: "bash", Patterns: []string{"git push origin"}, Always: []string{"git push *"}},
 			[]string{"once allow_once Allow once", "session allow_always Allow for this session: git push *",
 				"always allow_always Always allow in this project: git push *", "reject reject_once Reject",
 				"deny-always reject_always Always reject in this project: git push *"}},
 		{"an unjudged command offers only once and reject",
-			permission.Request{Permission: "bash", Patterns: []string{"eval x"}, Metadata: map[string]any{"unjudged": []string{"eval"}}},
+			api.PermissionRequest{Permission: "bash", Patterns: []string{"eval x"}, Metadata: map[string]any{"unjudged": []string{"eval"}}},
 			[]string{"once allow_once Allow once", "reject reject_once Reject"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, o := range options(permission.Decisions(tc.req)) {
+			for _, o := range options(permission.Decisions(permission.Request{PermissionRequest: tc.req})) {
 				got = append(got, strings.Join([]string{string(o.OptionId), string(o.Kind), o.Name}, " "))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

@@ -12,9 +12,8 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
-	"github.com/tandem-dev/tandem/internal/agent/permission"
-	"github.com/tandem-dev/tandem/internal/agent/question"
 	"github.com/tandem-dev/tandem/internal/agent/session"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
 )
@@ -50,7 +49,7 @@ type envelope struct {
 
 // turn sends the prompt and streams the turn until the session is idle again. When ctx is
 // cancelled (session/cancel) it aborts the turn, streams what is left and answers "cancelled".
-func (t *translator) turn(ctx context.Context, in session.PromptInput) (acp.StopReason, error) {
+func (t *translator) turn(ctx context.Context, in api.PromptInput) (acp.StopReason, error) {
 	sctx, stopStream := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopStream()
 	actx, stopApprovals := context.WithCancel(context.WithoutCancel(ctx))
@@ -63,7 +62,7 @@ func (t *translator) turn(ctx context.Context, in session.PromptInput) (acp.Stop
 	if err != nil {
 		return "", fmt.Errorf("event stream: %w", err)
 	}
-	if first.Type != "server.connected" {
+	if first.Type != api.EventServerConnected {
 		return "", fmt.Errorf("event stream: expected server.connected first, got %s", first.Type)
 	}
 	if err := t.as.c.PromptAsync(ctx, t.as.id, in); err != nil {
@@ -116,10 +115,8 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 		return false
 	}
 	switch ev.Type {
-	case "message.updated":
-		var p struct {
-			Info session.Message `json:"info"`
-		}
+	case api.EventMessageUpdated:
+		var p api.MessageUpdated
 		if json.Unmarshal(ev.Properties, &p) == nil && p.Info.SessionID == t.as.id {
 			t.roles[p.Info.ID] = p.Info.Role
 			if p.Info.Role == "assistant" && p.Info.Error != nil {
@@ -130,50 +127,39 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 				}
 			}
 		}
-	case "message.part.updated":
-		var p struct {
-			Part session.Part `json:"part"`
-		}
+	case api.EventPartUpdated:
+		var p api.PartUpdated
 		if json.Unmarshal(ev.Properties, &p) == nil && p.Part.SessionID == t.as.id {
 			t.part(ctx, p.Part)
 		}
-	case "message.part.delta":
-		var d struct {
-			SessionID string `json:"sessionID"`
-			MessageID string `json:"messageID"`
-			PartID    string `json:"partID"`
-			Field     string `json:"field"`
-			Delta     string `json:"delta"`
-		}
+	case api.EventPartDelta:
+		var d api.PartDelta
 		if json.Unmarshal(ev.Properties, &d) != nil || d.SessionID != t.as.id || d.Field != "text" || t.roles[d.MessageID] == "user" {
 			return false
 		}
 		t.chunk(ctx, d.PartID, t.parts[d.PartID], d.Delta)
 		t.sent[d.PartID] += len(d.Delta)
-	case "todo.updated":
-		var p struct {
-			SessionID string      `json:"sessionID"`
-			Todos     []tool.Todo `json:"todos"`
-		}
+	case api.EventTodoUpdated:
+		var p api.TodoUpdated
 		if json.Unmarshal(ev.Properties, &p) == nil && p.SessionID == t.as.id {
 			t.update(ctx, acp.SessionUpdate{Plan: &acp.SessionUpdatePlan{SessionUpdate: "plan", Entries: planOf(p.Todos)}})
 		}
-	case "permission.asked":
-		var r permission.Request
+	case api.EventPermissionAsked:
+		var r api.PermissionRequest
 		if json.Unmarshal(ev.Properties, &r) == nil && r.SessionID == t.as.id {
 			t.ask(actx, r)
 		}
-	case "question.asked":
-		var q question.Request
+	case api.EventQuestionAsked:
+		var q api.QuestionRequest
 		if json.Unmarshal(ev.Properties, &q) == nil && q.SessionID == t.as.id {
 			t.askQuestion(actx, q)
 		}
-	case "mcp.elicitation.asked":
-		var e client.Elicitation
+	case api.EventElicitationAsked:
+		var e api.Elicitation
 		if json.Unmarshal(ev.Properties, &e) == nil && e.SessionID == t.as.id {
 			t.askElicitation(actx, e)
 		}
-	case "permission.replied", "question.replied", "question.rejected", "mcp.elicitation.replied":
+	case api.EventPermissionReplied, api.EventQuestionReplied, api.EventQuestionRejected, api.EventElicitationReplied:
 		var r struct {
 			RequestID string `json:"requestID"`
 			ID        string `json:"id"` // mcp.elicitation.replied
@@ -184,15 +170,12 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 			}
 			t.withdraw(r.RequestID)
 		}
-	case "session.error":
-		var p struct {
-			SessionID string                `json:"sessionID"`
-			Error     *session.MessageError `json:"error"`
-		}
+	case api.EventSessionError:
+		var p api.SessionError
 		if json.Unmarshal(ev.Properties, &p) == nil && p.SessionID == t.as.id && p.Error != nil && p.Error.Name != "MessageAbortedError" {
 			t.lastErr = p.Error
 		}
-	case "session.idle":
+	case api.EventSessionIdle:
 		return env.SessionID == t.as.id
 	}
 	return false

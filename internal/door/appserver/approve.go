@@ -1,6 +1,8 @@
 package appserver
 
 import (
+	"github.com/tandem-dev/tandem/api"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -91,7 +93,7 @@ func nonNil(s []string) []string {
 
 // availableDecisions are a request's decisions as Codex's, in Codex's order, ending with cancel
 // (refuse and stop the turn), which Codex always offers.
-func availableDecisions(r permission.Request) []any {
+func availableDecisions(r api.PermissionRequest) []any {
 	out := []any{}
 	for _, d := range commandDecisions {
 		if i := slices.IndexFunc(r.Decisions, func(c permission.Choice) bool { return c.Key == d.key }); i >= 0 {
@@ -103,7 +105,7 @@ func availableDecisions(r permission.Request) []any {
 
 // replyOf is the tandem reply a Codex decision means; cancel refuses and interrupts the turn, as in
 // Codex.
-func replyOf(r permission.Request, decision json.RawMessage) (reply permission.Reply, interrupt bool, err error) {
+func replyOf(r api.PermissionRequest, decision json.RawMessage) (reply permission.Reply, interrupt bool, err error) {
 	var s string
 	if json.Unmarshal(decision, &s) != nil {
 		var obj map[string]json.RawMessage
@@ -138,7 +140,7 @@ func replyOf(r permission.Request, decision json.RawMessage) (reply permission.R
 	return permission.Reply(key), false, nil
 }
 
-func offered(r permission.Request, key string) bool {
+func offered(r api.PermissionRequest, key string) bool {
 	return slices.ContainsFunc(r.Decisions, func(c permission.Choice) bool { return c.Key == key })
 }
 
@@ -146,7 +148,7 @@ func offered(r permission.Request, key string) bool {
 // change as a file-change approval (after its diff is shown as the item), a path outside the
 // project as a permissions request, anything else (an MCP tool, a fetch) as an approval form, the
 // way Codex asks about MCP tools.
-func (t *thread) askPermission(ctx context.Context, r permission.Request) {
+func (t *thread) askPermission(ctx context.Context, r api.PermissionRequest) {
 	if t.cur == nil {
 		return // no turn on this connection to show it in: it waits in GET /permission
 	}
@@ -237,7 +239,7 @@ func (t *thread) showItem(ctx context.Context, callID, kind string, item map[str
 	t.startItemLocked(ctx, callID, it)
 }
 
-func reasonOf(r permission.Request) any {
+func reasonOf(r api.PermissionRequest) any {
 	if u, ok := r.Metadata["unjudged"].([]any); ok && len(u) > 0 {
 		var parts []string
 		for _, x := range u {
@@ -258,7 +260,7 @@ func serverOf(perm string, mcp []string) string {
 }
 
 // persistOf are the "don't ask again" scopes a form approval offers.
-func persistOf(r permission.Request) []string {
+func persistOf(r api.PermissionRequest) []string {
 	out := []string{}
 	if offered(r, permission.KeySession) {
 		out = append(out, "session")
@@ -270,7 +272,7 @@ func persistOf(r permission.Request) []string {
 }
 
 // permissionAnswer reads the client's answer to an approval.
-func (t *thread) permissionAnswer(r permission.Request, method string, m message) (permission.Reply, bool, error) {
+func (t *thread) permissionAnswer(r api.PermissionRequest, method string, m message) (permission.Reply, bool, error) {
 	if m.Error != nil {
 		return "", false, fmt.Errorf("error %d: %s", m.Error.Code, m.Error.Message)
 	}

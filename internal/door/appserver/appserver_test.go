@@ -1,6 +1,8 @@
 package appserver
 
 import (
+	"github.com/tandem-dev/tandem/api"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,8 +15,8 @@ import (
 )
 
 // request is a bash approval offering the decisions keys, each with its patterns.
-func bashRequest(keys ...string) permission.Request {
-	r := permission.Request{ID: "per_1", Permission: "bash", Patterns: []string{"git push origin main"}}
+func bashRequest(keys ...string) api.PermissionRequest {
+	r := api.PermissionRequest{ID: "per_1", Permission: "bash", Patterns: []string{"git push origin main"}}
 	for _, k := range keys {
 		c := permission.Choice{Key: k, Patterns: []string{"git push origin main"}}
 		if k == permission.KeyAlways || k == permission.KeySession {
@@ -34,7 +36,7 @@ func TestCodexDecisionsAreTandemsDecisionKeys(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name      string
-		req       permission.Request
+		req       api.PermissionRequest
 		decision  string
 		reply     permission.Reply
 		interrupt bool

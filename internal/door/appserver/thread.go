@@ -1,6 +1,8 @@
 package appserver
 
 import (
+	"github.com/tandem-dev/tandem/api"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -313,7 +315,7 @@ func (t *thread) handle(ctx context.Context, ev client.Event) {
 			t.notify(ctx, "turn/plan/updated", map[string]any{"turnId": t.cur.id, "explanation": nil, "plan": planOf(p.Todos)})
 		}
 	case "permission.asked":
-		var r permission.Request
+		var r api.PermissionRequest
 		if json.Unmarshal(ev.Properties, &r) == nil && r.SessionID == t.id {
 			t.askPermission(ctx, r)
 		}

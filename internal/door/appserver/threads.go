@@ -1,6 +1,8 @@
 package appserver
 
 import (
+	"github.com/tandem-dev/tandem/api"
+
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -138,7 +140,7 @@ func (s *server) threadStart(ctx context.Context, raw json.RawMessage) (any, err
 		}
 		dir = filepath.Clean(*p.Cwd)
 	}
-	in := session.CreateInput{Metadata: map[string]any{"codexClient": s.clientName()}}
+	in := api.SessionCreateInput{Metadata: map[string]any{"codexClient": s.clientName()}}
 	if p.Model != nil && *p.Model != "" {
 		m, err := s.modelRef(ctx, *p.Model)
 		if err != nil {

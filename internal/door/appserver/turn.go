@@ -1,6 +1,8 @@
 package appserver
 
 import (
+	"github.com/tandem-dev/tandem/api"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/tandem-dev/tandem/internal/agent/session"
 	"github.com/tandem-dev/tandem/internal/base/id"
 )
 
@@ -31,16 +32,16 @@ type turnStartParams struct {
 
 // promptParts turns Codex's user input into a tandem prompt: text as text, images and mentioned
 // files as file parts.
-func promptParts(in []userInput) ([]session.PartInput, []string, error) {
-	var parts []session.PartInput
+func promptParts(in []userInput) ([]api.PartInput, []string, error) {
+	var parts []api.PartInput
 	var texts []string
 	for _, u := range in {
 		switch u.Type {
 		case "text":
-			parts = append(parts, session.PartInput{Type: "text", Text: u.Text})
+			parts = append(parts, api.PartInput{Type: "text", Text: u.Text})
 			texts = append(texts, u.Text)
 		case "image":
-			parts = append(parts, session.PartInput{Type: "file", URL: u.URL, Mime: "image/png", Filename: "image"})
+			parts = append(parts, api.PartInput{Type: "file", URL: u.URL, Mime: "image/png", Filename: "image"})
 		case "localImage", "mention":
 			if !filepath.IsAbs(u.Path) {
 				return nil, nil, invalidParams("input: %s needs an absolute path", u.Type)
@@ -49,7 +50,7 @@ func promptParts(in []userInput) ([]session.PartInput, []string, error) {
 			if m == "" {
 				m = "text/plain"
 			}
-			parts = append(parts, session.PartInput{Type: "file", URL: (&url.URL{Scheme: "file", Path: u.Path}).String(), Mime: m, Filename: filepath.Base(u.Path)})
+			parts = append(parts, api.PartInput{Type: "file", URL: (&url.URL{Scheme: "file", Path: u.Path}).String(), Mime: m, Filename: filepath.Base(u.Path)})
 			texts = append(texts, "@"+filepath.Base(u.Path))
 		default:
 			return nil, nil, invalidParams("input: tandem does not take %q input", u.Type)
@@ -117,7 +118,7 @@ func (s *server) turnStart(ctx context.Context, raw json.RawMessage) (any, error
 	}
 	t.cur = &turnState{id: msgID, started: time.Now()} // claimed: events of this prompt belong to it
 	t.window = window
-	in := session.PromptInput{MessageID: msgID, Model: t.model, Variant: variant, Parts: parts}
+	in := api.PromptInput{MessageID: msgID, Model: t.model, Variant: variant, Parts: parts}
 	t.mu.Unlock()
 	s.then = func(ctx context.Context) {
 		t.mu.Lock()
@@ -159,7 +160,7 @@ func (s *server) turnSteer(ctx context.Context, raw json.RawMessage) (any, error
 	if cur == "" || (p.ExpectedTurnID != "" && p.ExpectedTurnID != cur) {
 		return nil, invalidRequest("no running turn %s to steer in thread %s", p.ExpectedTurnID, t.id)
 	}
-	if err := t.c.PromptAsync(ctx, t.id, session.PromptInput{Model: model, Parts: parts}); err != nil {
+	if err := t.c.PromptAsync(ctx, t.id, api.PromptInput{Model: model, Parts: parts}); err != nil {
 		return nil, err
 	}
 	return map[string]any{"turnId": cur}, nil

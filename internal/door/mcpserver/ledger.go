@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/agent/question"
 	"github.com/tandem-dev/tandem/internal/base/bus"
@@ -105,26 +106,26 @@ func (l *ledger) record(ev *bus.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch env.Type {
-	case "permission.asked":
+	case api.EventPermissionAsked:
 		what := strings.Join(p.Patterns, " ")
 		if c, ok := p.Metadata["command"].(string); ok && c != "" {
 			what = c
 		}
 		l.ask(p.ID, fmt.Sprintf("%s %s", p.Perm, what))
-	case "question.asked":
+	case api.EventQuestionAsked:
 		l.ask(p.ID, "question "+questionTitles(p.Questions))
-	case "mcp.elicitation.asked":
+	case api.EventElicitationAsked:
 		l.ask(p.ID, fmt.Sprintf("MCP server %s's form %q", p.Server, p.Message))
-	case "permission.replied":
+	case api.EventPermissionReplied:
 		l.end(p.RequestID, p.Cause, p.Client, decisionWords(p.Decision))
-	case "question.replied":
+	case api.EventQuestionReplied:
 		l.end(p.RequestID, "reply", p.Client, "answered")
-	case "question.rejected":
+	case api.EventQuestionRejected:
 		if _, ok := l.asked[p.RequestID]; ok {
 			l.unanswered = append(l.unanswered, strings.TrimPrefix(l.asked[p.RequestID], "question "))
 		}
 		l.end(p.RequestID, p.Cause, p.Client, "dismissed")
-	case "mcp.elicitation.replied":
+	case api.EventElicitationReplied:
 		l.end(p.ID, p.Cause, p.Client, map[string]string{"accept": "answered", "decline": "declined"}[p.Action])
 	}
 }

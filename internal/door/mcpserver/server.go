@@ -18,6 +18,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tandem-dev/tandem/api"
 	mcpclient "github.com/tandem-dev/tandem/internal/agent/mcpclient"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
@@ -519,19 +520,19 @@ func (w *watcher) handle(ctx context.Context, ev *bus.Event) {
 		return
 	}
 	switch env.Type {
-	case "permission.asked":
+	case api.EventPermissionAsked:
 		var r permission.Request
 		if json.Unmarshal(env.Properties, &r) != nil || r.SessionID != w.sid {
 			return
 		}
 		w.spawn(ctx, r.ID, func(actx context.Context) { w.approve(actx, r) })
-	case "question.asked":
+	case api.EventQuestionAsked:
 		var q question.Request
 		if w.s.o.Questions == nil || json.Unmarshal(env.Properties, &q) != nil || q.SessionID != w.sid {
 			return
 		}
 		w.spawn(ctx, q.ID, func(actx context.Context) { w.ask(actx, q) })
-	case "mcp.elicitation.asked":
+	case api.EventElicitationAsked:
 		var e struct {
 			ID        string `json:"id"`
 			SessionID string `json:"sessionID"`
@@ -544,13 +545,13 @@ func (w *watcher) handle(ctx context.Context, ev *bus.Event) {
 				w.spawn(ctx, e.ID, func(actx context.Context) { w.forward(actx, el, params) })
 			}
 		}
-	case "permission.replied", "question.replied", "question.rejected", "mcp.elicitation.replied":
+	case api.EventPermissionReplied, api.EventQuestionReplied, api.EventQuestionRejected, api.EventElicitationReplied:
 		var r struct {
 			RequestID string `json:"requestID"`
 			ID        string `json:"id"` // what mcp.elicitation.replied calls it
 		}
 		if json.Unmarshal(env.Properties, &r) == nil {
-			if env.Type == "mcp.elicitation.replied" {
+			if env.Type == api.EventElicitationReplied {
 				r.RequestID = r.ID
 			}
 			w.forget(r.RequestID) // someone answered: cancel our elicitation

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/agent/question"
 )
@@ -40,9 +41,9 @@ func TestTheApprovalFormIsTheRequestsDecisionList(t *testing.T) {
 		req  permission.Request
 		keys []string
 	}{
-		{"a command that can be judged offers every key", permission.Request{Permission: "bash", Patterns: []string{"git push origin"}, Always: []string{"git push *"}, Metadata: map[string]any{}},
+		{"a command that can be judged offers every key", permission.Request{PermissionRequest: api.PermissionRequest{Permission: "bash", Patterns: []string{"git push origin"}, Always: []string{"git push *"}, Metadata: map[string]any{}}},
 			[]string{"once", "session", "always", "reject", "reject-with-message", "deny-always"}},
-		{"a command that cannot be judged offers nothing lasting", permission.Request{Permission: "bash", Patterns: []string{`eval "$x"`}, Metadata: map[string]any{"unjudged": []string{"eval"}}},
+		{"a command that cannot be judged offers nothing lasting", permission.Request{PermissionRequest: api.PermissionRequest{Permission: "bash", Patterns: []string{`eval "$x"`}, Metadata: map[string]any{"unjudged": []string{"eval"}}}},
 			[]string{"once", "reject", "reject-with-message"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,11 +71,11 @@ func TestTheApprovalFormIsTheRequestsDecisionList(t *testing.T) {
 
 func TestQuestionFormsReadBackOneAnswerPerQuestion(t *testing.T) {
 	no := false
-	q := question.Request{Questions: []question.Info{
+	q := question.Request{QuestionRequest: api.QuestionRequest{Questions: []question.Info{
 		{Question: "DB?", Options: []question.Option{{Label: "Postgres"}, {Label: "SQLite"}}},
 		{Question: "Features?", Multiple: true, Custom: &no, Options: []question.Option{{Label: "auth"}, {Label: "search"}}},
 		{Question: "Name?"},
-	}}
+	}}}
 	schema := questionSchema(q)
 	if req := schema["required"].([]string); !reflect.DeepEqual(req, []string{"q1"}) {
 		t.Fatalf("required %v: only the question without custom answers is required", req)
@@ -90,10 +91,10 @@ func TestQuestionFormsReadBackOneAnswerPerQuestion(t *testing.T) {
 }
 
 func TestAFormAnswerWithAQuestionLeftEmptyIsNoAnswer(t *testing.T) {
-	q := question.Request{Questions: []question.Info{
+	q := question.Request{QuestionRequest: api.QuestionRequest{Questions: []question.Info{
 		{Question: "DB?", Options: []question.Option{{Label: "Postgres"}, {Label: "SQLite"}}},
 		{Question: "Name?"},
-	}}
+	}}}
 	for _, tc := range []struct {
 		name    string
 		res     mcp.ElicitResult

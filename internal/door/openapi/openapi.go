@@ -5,10 +5,15 @@ package openapi
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
+
+	"github.com/swaggest/jsonschema-go"
 
 	oa "github.com/swaggest/openapi-go"
 	"github.com/swaggest/openapi-go/openapi31"
+
+	"github.com/tandem-dev/tandem/api"
 )
 
 // Operation describes one HTTP operation for the document.
@@ -38,6 +43,36 @@ type ErrorBody struct {
 	} `json:"data"`
 }
 
+// wireSchemaName is the schema name of a type of package api. The types lived in the domain
+// packages before api existed and their schemas were named after them (SessionMessage); clients
+// generated from the document refer to those names, so they stay.
+func wireSchemaName(typ string) (string, bool) {
+	switch typ {
+	case "AgentInfo", "FileDiff", "Message", "MessageError", "MessageModel", "MessagePath", "MessageSummary",
+		"MessageTime", "Part", "PartInput", "PartTime", "Tokens", "TokensCache", "ToolState":
+		return "Session" + typ, true
+	case "Session", "SessionModel", "SessionTime":
+		return "Session" + typ, true
+	case "SessionRevert", "SessionShare", "SessionStatus", "SessionSummary",
+		"PermissionChoice", "PermissionRule", "PermissionToolRef", "QuestionInfo", "QuestionOption", "QuestionToolRef":
+		return typ, true
+	case "MessageWithParts":
+		return "SessionWithParts", true
+	case "CacheCost", "Capabilities", "CardCost", "CardLimit", "ConfigProviderList", "Modalities", "ModelAPI",
+		"ModelCard", "ProviderInfo", "ProviderList":
+		return "Provider" + typ, true
+	case "MCPStatus":
+		return "McpclientStatus", true
+	case "CommandFilePart":
+		return "SlashFilePart", true
+	case "PtyInfo":
+		return "TerminalInfo", true
+	case "Todo":
+		return "ToolTodo", true
+	}
+	return "", false
+}
+
 // Info names the document.
 type Info struct {
 	Title, Version, Description string
@@ -46,6 +81,16 @@ type Info struct {
 // Build returns the OpenAPI 3.1 document as JSON.
 func Build(info Info, ops []Operation) ([]byte, error) {
 	r := openapi31.NewReflector()
+	apiPackage := reflect.TypeFor[api.Session]().PkgPath()
+	r.JSONSchemaReflector().DefaultOptions = append(r.JSONSchemaReflector().DefaultOptions,
+		jsonschema.InterceptDefName(func(t reflect.Type, name string) string {
+			if t.PkgPath() == apiPackage {
+				if old, ok := wireSchemaName(t.Name()); ok {
+					return old
+				}
+			}
+			return name
+		}))
 	r.Spec.Info.WithTitle(info.Title).WithVersion(info.Version).WithDescription(info.Description)
 	r.Spec.SetHTTPBasicSecurity("basic", "Username (default tandem) and the server password")
 	r.Spec.SetHTTPBearerTokenSecurity("bearer", "", "The server password as a bearer token")

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 )
 
@@ -88,10 +89,7 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 		w.Header().Set(k, v)
 	}
 	sw := &sseWriter{bus: e.Bus, global: global, timeout: e.writeTimeout()}
-	connected := map[string]any{}
-	if resume.Resync {
-		connected["resync"] = true
-	}
+	connected := api.ServerConnected{Resync: resume.Resync}
 	// With a replay to follow, server.connected repeats the client's own cursor: were the stream cut
 	// right after it, the client would resume from there and miss nothing. Each replayed frame then
 	// carries its own id, oldest first.
@@ -99,11 +97,11 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 	if len(resume.Replay) > 0 {
 		cursor = last
 	}
-	sw.synthetic(cursor, "server.connected", connected)
+	sw.synthetic(cursor, api.EventServerConnected, connected)
 	if resume.Resync || (last == "" && time.Now().Before(e.RefreshUntil)) {
 		// What the client missed is gone. OpenCode's clients reload their state (sessions, statuses,
 		// agents, providers) when told that the instance was disposed, and ignore resync:true.
-		sw.synthetic("", "server.instance.disposed", map[string]any{"directory": DirectoryOf(r.Context())})
+		sw.synthetic("", api.EventInstanceDisposed, api.InstanceDisposed{Directory: DirectoryOf(r.Context())})
 	}
 	for _, ev := range resume.Replay {
 		sw.event(ev)
@@ -157,7 +155,7 @@ func (e *Events) pump(st *stream, gone <-chan struct{}) {
 		case <-gone:
 			return
 		case <-heartbeat.C:
-			sw.synthetic("", "server.heartbeat", map[string]any{})
+			sw.synthetic("", api.EventServerHeartbeat, api.Heartbeat{})
 		case <-sub.Ready():
 			// Everything queued goes out in one write, however long the burst.
 			batch, ended = sub.Take(batch[:0])
@@ -172,7 +170,7 @@ func (e *Events) pump(st *stream, gone <-chan struct{}) {
 			// most often one that restarts: its clients come back with their cursor and are told to
 			// reload (resync), as after any restart.
 			sw.retry(shutdownRetry)
-			sw.synthetic("", "server.shutdown", map[string]any{"reason": "the server is shutting down"})
+			sw.synthetic("", api.EventServerShutdown, api.ServerShutdown{Reason: "the server is shutting down"})
 			_ = sw.flush()
 			return
 		}
@@ -332,8 +330,9 @@ func (s *sseWriter) event(ev *bus.Event) {
 	s.frame(s.bus.CursorOf(ev), data)
 }
 
-// synthetic writes a per-connection event that is not on the bus (connected, heartbeat, shutdown).
-func (s *sseWriter) synthetic(cursor, typ string, props map[string]any) {
+// synthetic writes a per-connection event that is not on the bus (connected, heartbeat, shutdown):
+// props is the event's payload type of package api, which always encodes.
+func (s *sseWriter) synthetic(cursor, typ string, props any) {
 	p, _ := json.Marshal(props)
 	payload := []byte(`{"id":"` + s.bus.NewEventID() + `","type":"` + typ + `","properties":` + string(p) + `}`)
 	if s.global {

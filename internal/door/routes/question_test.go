@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/question"
 	"github.com/tandem-dev/tandem/internal/door/auth"
 	"github.com/tandem-dev/tandem/internal/door/routes"
@@ -106,7 +107,7 @@ func askInBackground(t *testing.T, svc *question.Service, s *askServer, qs ...qu
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); testenv.Recv(t, done, "the question's answer") })
 	go func() {
-		a, err := svc.Ask(ctx, question.Request{SessionID: "ses_q1", Directory: s.dir, Questions: qs, Tool: &question.ToolRef{MessageID: "msg_q1", CallID: "call_q1"}})
+		a, err := svc.Ask(ctx, question.Request{QuestionRequest: api.QuestionRequest{SessionID: "ses_q1", Questions: qs, Tool: &question.ToolRef{MessageID: "msg_q1", CallID: "call_q1"}}, Directory: s.dir})
 		done <- askResult{a, err}
 		close(done)
 	}()

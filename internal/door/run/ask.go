@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
-	"github.com/tandem-dev/tandem/internal/agent/question"
 )
 
 // askTTY is where --on-ask prompt asks: stdin and stderr when both are terminals, else the
@@ -56,8 +56,8 @@ func (t *askTTY) lines() <-chan string {
 
 // ask is an approval or a question waiting for the person at the terminal.
 type ask struct {
-	perm    *permission.Request
-	q       *question.Request
+	perm    *api.PermissionRequest
+	q       *api.QuestionRequest
 	choice  *permission.Choice // chosen, waiting for its message (reject-with-message)
 	step    int                // the question being asked
 	answers [][]string
@@ -71,7 +71,7 @@ func (a *ask) id() string {
 }
 
 // what an approval is about, in a few words: the command, the file, or the patterns.
-func what(req permission.Request) string {
+func what(req api.PermissionRequest) string {
 	if c, ok := req.Metadata["command"].(string); ok && c != "" {
 		return req.Permission + ": " + c
 	}
@@ -82,7 +82,7 @@ func what(req permission.Request) string {
 }
 
 // permissionAsked answers an approval of the turn as --on-ask says.
-func (r *runner) permissionAsked(ctx context.Context, req permission.Request) {
+func (r *runner) permissionAsked(ctx context.Context, req api.PermissionRequest) {
 	if _, seen := r.requests[req.ID]; seen {
 		return // announced again after a server restart
 	}
@@ -115,7 +115,7 @@ func quoted(keys []string) []string {
 }
 
 // reply answers an approval by its decision key, as POST /permission/{id}/reply does.
-func (r *runner) reply(ctx context.Context, req permission.Request, key, message string) {
+func (r *runner) reply(ctx context.Context, req api.PermissionRequest, key, message string) {
 	r.mine[req.ID] = true
 	if err := r.c.Decide(ctx, req.ID, key, message); err != nil {
 		delete(r.mine, req.ID)
@@ -169,7 +169,7 @@ func (r *runner) permissionReplied(props json.RawMessage) {
 
 // questionAsked answers a question of the agent as --on-ask says: on the terminal, left for
 // another client, or dismissed.
-func (r *runner) questionAsked(ctx context.Context, q question.Request) {
+func (r *runner) questionAsked(ctx context.Context, q api.QuestionRequest) {
 	switch {
 	case r.onAsk == askPrompt && r.term != nil:
 		r.enqueue(&ask{q: &q, answers: make([][]string, len(q.Questions))})

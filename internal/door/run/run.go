@@ -3,6 +3,8 @@
 package run
 
 import (
+	"github.com/tandem-dev/tandem/api"
+
 	"context"
 	"errors"
 	"fmt"
@@ -133,8 +135,8 @@ func Prompt(ctx context.Context, o Options) error {
 	} else if o.OnAsk == askPrompt {
 		fmt.Fprintln(r.log, "--on-ask prompt: there is no terminal to ask on, so approvals are rejected")
 	}
-	res, err := r.run(ctx, o.SessionID, session.PromptInput{Agent: o.Agent, Model: model, Variant: o.Variant,
-		Parts: []session.PartInput{{Type: "text", Text: prompt}}})
+	res, err := r.run(ctx, o.SessionID, api.PromptInput{Agent: o.Agent, Model: model, Variant: o.Variant,
+		Parts: []api.PartInput{{Type: "text", Text: prompt}}})
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
-	"github.com/tandem-dev/tandem/internal/agent/question"
 	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
@@ -32,7 +32,7 @@ type runner struct {
 	texts      map[string]bool   // part ID -> a text part of the answer (not synthetic)
 	toolStatus map[string]string // part ID -> the last status reported
 	answer     strings.Builder   // the answer's text as it streamed
-	requests   map[string]permission.Request
+	requests   map[string]api.PermissionRequest
 	mine       map[string]bool // requests this run answered
 	queue      []*ask          // waiting for the terminal, oldest first; the first one is shown
 	approvals  []approvalOutcome
@@ -91,9 +91,9 @@ func (r *runResult) summary() string {
 
 // run sends the prompt and follows its events until the session is idle again, the timeout passes
 // or a signal arrives; the result says how it ended. An error means the turn could not be followed.
-func (r *runner) run(ctx context.Context, sessionID string, in session.PromptInput) (*runResult, error) {
+func (r *runner) run(ctx context.Context, sessionID string, in api.PromptInput) (*runResult, error) {
 	r.texts, r.toolStatus = map[string]bool{}, map[string]string{}
-	r.requests, r.mine = map[string]permission.Request{}, map[string]bool{}
+	r.requests, r.mine = map[string]api.PermissionRequest{}, map[string]bool{}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events := r.c.Events(sctx)
@@ -106,7 +106,7 @@ func (r *runner) run(ctx context.Context, sessionID string, in session.PromptInp
 		return nil, fmt.Errorf("event stream: expected server.connected first, got %s", ev.Type)
 	}
 	if sessionID == "" {
-		s, err := r.c.CreateSession(ctx, session.CreateInput{Agent: in.Agent, Metadata: map[string]any{"client": "tandem run"}})
+		s, err := r.c.CreateSession(ctx, api.SessionCreateInput{Agent: in.Agent, Metadata: map[string]any{"client": "tandem run"}})
 		if err != nil {
 			return nil, timedOut(ctx, r.timeout, "the session was not created", err)
 		}
@@ -235,14 +235,14 @@ func (r *runner) handle(ctx context.Context, ev client.Event) (done bool) {
 			}
 		}
 	case "permission.asked":
-		var req permission.Request
+		var req api.PermissionRequest
 		if json.Unmarshal(ev.Properties, &req) == nil {
 			r.permissionAsked(ctx, req)
 		}
 	case "permission.replied":
 		r.permissionReplied(ev.Properties)
 	case "question.asked":
-		var q question.Request
+		var q api.QuestionRequest
 		if json.Unmarshal(ev.Properties, &q) == nil {
 			r.questionAsked(ctx, q)
 		}

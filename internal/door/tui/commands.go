@@ -10,8 +10,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/session"
-	"github.com/tandem-dev/tandem/internal/agent/slash"
 )
 
 // action is one of the UI's own slash commands: it runs here, through the server's matching route,
@@ -54,12 +54,12 @@ func actions() []action {
 type entry struct {
 	name, desc, key, args string
 	act                   *action
-	cmd                   *slash.Command
+	cmd                   *api.Command
 }
 
 // entries are every command the menu offers: the UI's actions, then the server's commands (one
 // named as an action is the action's, so /undo never becomes a prompt).
-func entries(acts []action, cmds []slash.Command) []entry {
+func entries(acts []action, cmds []api.Command) []entry {
 	out := make([]entry, 0, len(acts)+len(cmds))
 	taken := map[string]bool{}
 	for i := range acts {
@@ -244,8 +244,8 @@ func (m *model) runEntry(e entry, args string) tea.Cmd {
 // runCommand runs a server command in the session (POST /session/{id}/command): the server expands
 // its template and the turn streams in like a prompt's. The command's own agent and model win over
 // the ones picked here.
-func (m *model) runCommand(c slash.Command, args string) tea.Cmd {
-	in := slash.RunInput{Command: c.Name, Arguments: args}
+func (m *model) runCommand(c api.Command, args string) tea.Cmd {
+	in := api.CommandRunInput{Command: c.Name, Arguments: args}
 	if c.Agent == "" {
 		in.Agent = m.agent
 	}

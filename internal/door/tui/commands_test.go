@@ -6,8 +6,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/session"
-	"github.com/tandem-dev/tandem/internal/agent/slash"
 )
 
 func names(list []entry) string {
@@ -19,7 +19,7 @@ func names(list []entry) string {
 }
 
 func TestTheMenuFiltersAsYouType(t *testing.T) {
-	server := []slash.Command{
+	server := []api.Command{
 		{Name: "init", Description: "create or update AGENTS.md", Hints: []string{"$ARGUMENTS"}},
 		{Name: "review", Description: "review the uncommitted changes"},
 		{Name: "git/commit", Description: "commit what is staged"},
@@ -50,7 +50,7 @@ func TestTheMenuFiltersAsYouType(t *testing.T) {
 }
 
 func TestAServerCommandNamedAsAnActionIsTheActions(t *testing.T) {
-	all := entries(actions(), []slash.Command{{Name: "undo"}, {Name: "exit"}, {Name: "hello", Hints: []string{"$1", "$ARGUMENTS"}}})
+	all := entries(actions(), []api.Command{{Name: "undo"}, {Name: "exit"}, {Name: "hello", Hints: []string{"$1", "$ARGUMENTS"}}})
 	e, ok := lookup(all, "undo")
 	if !ok || e.act == nil {
 		t.Fatalf("/undo is %+v, want the UI's action", e)

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 
-	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/api"
 )
 
 // fileLister is the one server call mentions need: the project's paths matching a query.
@@ -74,11 +74,11 @@ type fileSource struct {
 // path under dir (the session's directory, on the server's machine) and where the text mentions it;
 // a directory (path/, as the server lists it) goes as application/x-directory. A path outside the
 // project and a missing file stay text only; the text keeps every mention.
-func fileParts(ctx context.Context, c fileLister, dir, text string, completed map[string]bool) []session.PartInput {
+func fileParts(ctx context.Context, c fileLister, dir, text string, completed map[string]bool) []api.PartInput {
 	if dir == "" {
 		return nil
 	}
-	var out []session.PartInput
+	var out []api.PartInput
 	for _, m := range mentions(text) {
 		p := m.path
 		if path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") {
@@ -100,7 +100,7 @@ func fileParts(ctx context.Context, c fileLister, dir, text string, completed ma
 		if strings.HasSuffix(p, "/") {
 			mime = "application/x-directory" // the server lists it
 		}
-		out = append(out, session.PartInput{Type: "file", Mime: mime, Filename: p,
+		out = append(out, api.PartInput{Type: "file", Mime: mime, Filename: p,
 			URL: "file://" + path.Join(dir, p), Source: raw})
 	}
 	return out

@@ -6,9 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
-	"github.com/tandem-dev/tandem/internal/agent/permission"
-	"github.com/tandem-dev/tandem/internal/agent/question"
 	"github.com/tandem-dev/tandem/internal/agent/session"
 )
 
@@ -111,8 +110,8 @@ func (c *conversation) totals() (tokens int64, cost float64) {
 
 // item is one request waiting for a person: exactly one of the three is set.
 type item struct {
-	perm *permission.Request
-	ques *question.Request
+	perm *api.PermissionRequest
+	ques *api.QuestionRequest
 	elic *client.Elicitation
 }
 

@@ -16,11 +16,9 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
-	"github.com/tandem-dev/tandem/internal/agent/permission"
-	"github.com/tandem-dev/tandem/internal/agent/question"
 	"github.com/tandem-dev/tandem/internal/agent/session"
-	"github.com/tandem-dev/tandem/internal/agent/slash"
 )
 
 // Options configure one attached terminal UI.
@@ -64,13 +62,13 @@ type (
 	loadedMsg      struct {
 		sessions  []session.Session
 		statuses  map[string]session.Status
-		perms     []permission.Request
-		questions []question.Request
+		perms     []api.PermissionRequest
+		questions []api.QuestionRequest
 		elics     []client.Elicitation
 		agents    []session.AgentInfo
 		models    []string
 		defModel  string
-		commands  []slash.Command
+		commands  []api.Command
 		cmdErr    error // the commands could not be listed: the UI works without them
 		err       error
 	}
@@ -182,10 +180,10 @@ type model struct {
 
 	confirmDelete string // the session awaiting y to be deleted
 
-	commands   []slash.Command // the server's slash commands (GET /command)
-	menuCursor int             // the highlighted entry of the / menu
-	menuQ      string          // what the menu was filtered by when menuCursor was set
-	menuClosed string          // the editor's text when Esc put the menu away
+	commands   []api.Command // the server's slash commands (GET /command)
+	menuCursor int           // the highlighted entry of the / menu
+	menuQ      string        // what the menu was filtered by when menuCursor was set
+	menuClosed string        // the editor's text when Esc put the menu away
 }
 
 func newModel(ctx context.Context, o Options) *model {
@@ -264,7 +262,7 @@ func (m *model) open(sessionID string) tea.Cmd {
 func (m *model) newSession() tea.Cmd {
 	c, ctx, agent := m.c, m.ctx, m.agent
 	return func() tea.Msg {
-		s, err := c.CreateSession(ctx, session.CreateInput{Agent: agent, Metadata: map[string]any{"client": "tandem attach"}})
+		s, err := c.CreateSession(ctx, api.SessionCreateInput{Agent: agent, Metadata: map[string]any{"client": "tandem attach"}})
 		return sessionMadeMsg{s, err}
 	}
 }
@@ -483,19 +481,15 @@ func (m *model) openDialog() {
 
 func (m *model) onEvent(ev client.Event) tea.Cmd {
 	switch ev.Type {
-	case "server.connected":
+	case api.EventServerConnected:
 		m.connected, m.connNote = true, "connected"
-		p, _ := decode[struct {
-			Resync bool `json:"resync"`
-		}](ev.Properties)
+		p, _ := decode[api.ServerConnected](ev.Properties)
 		if p.Resync || m.refetch {
 			m.refetch = false
 			return m.load()
 		}
-	case "session.created", "session.updated":
-		p, ok := decode[struct {
-			Info session.Session `json:"info"`
-		}](ev.Properties)
+	case api.EventSessionCreated, api.EventSessionUpdated:
+		p, ok := decode[api.SessionInfo](ev.Properties)
 		if ok && p.Info.ParentID == "" {
 			m.upsertSession(p.Info)
 			m.dirty = m.dirty || p.Info.ID == m.cur
@@ -503,10 +497,8 @@ func (m *model) onEvent(ev client.Event) tea.Cmd {
 				m.picker.setSessions(m.sessions)
 			}
 		}
-	case "session.deleted":
-		p, _ := decode[struct {
-			Info session.Session `json:"info"`
-		}](ev.Properties)
+	case api.EventSessionDeleted:
+		p, _ := decode[api.SessionInfo](ev.Properties)
 		for i := range m.sessions {
 			if m.sessions[i].ID == p.Info.ID {
 				m.sessions = append(m.sessions[:i], m.sessions[i+1:]...)
@@ -519,93 +511,68 @@ func (m *model) onEvent(ev client.Event) tea.Cmd {
 			}
 			return m.newSession()
 		}
-	case "session.status":
-		p, _ := decode[struct {
-			SessionID string         `json:"sessionID"`
-			Status    session.Status `json:"status"`
-		}](ev.Properties)
+	case api.EventSessionStatus:
+		p, _ := decode[api.SessionStatusChanged](ev.Properties)
 		m.statuses[p.SessionID] = p.Status
-	case "session.idle":
-		p, _ := decode[struct {
-			SessionID string `json:"sessionID"`
-		}](ev.Properties)
-		m.statuses[p.SessionID] = session.Status{Type: "idle"}
-	case "session.error":
-		p, _ := decode[struct {
-			SessionID string                `json:"sessionID"`
-			Error     *session.MessageError `json:"error"`
-		}](ev.Properties)
+	case api.EventSessionIdle:
+		p, _ := decode[api.SessionIdle](ev.Properties)
+		m.statuses[p.SessionID] = api.SessionStatus{Type: "idle"}
+	case api.EventSessionError:
+		p, _ := decode[api.SessionError](ev.Properties)
 		if p.SessionID == m.cur && p.Error != nil {
 			m.setNotice("error: " + errorText(p.Error))
 		}
-	case "message.updated":
-		p, _ := decode[struct {
-			Info session.Message `json:"info"`
-		}](ev.Properties)
+	case api.EventMessageUpdated:
+		p, _ := decode[api.MessageUpdated](ev.Properties)
 		if p.Info.SessionID == m.cur {
 			m.conv.updateMessage(p.Info)
 			m.dirty = true
 		}
-	case "message.removed":
-		p, _ := decode[struct {
-			SessionID string `json:"sessionID"`
-			MessageID string `json:"messageID"`
-		}](ev.Properties)
+	case api.EventMessageRemoved:
+		p, _ := decode[api.MessageRemoved](ev.Properties)
 		if p.SessionID == m.cur {
 			m.conv.removeMessage(p.MessageID)
 			m.dirty = true
 		}
-	case "message.part.updated":
-		p, _ := decode[struct {
-			Part session.Part `json:"part"`
-		}](ev.Properties)
+	case api.EventPartUpdated:
+		p, _ := decode[api.PartUpdated](ev.Properties)
 		if p.Part.SessionID == m.cur {
 			m.conv.updatePart(p.Part)
 			m.dirty = true
 		}
-	case "message.part.delta":
-		p, _ := decode[struct {
-			SessionID string `json:"sessionID"`
-			MessageID string `json:"messageID"`
-			PartID    string `json:"partID"`
-			Field     string `json:"field"`
-			Delta     string `json:"delta"`
-		}](ev.Properties)
+	case api.EventPartDelta:
+		p, _ := decode[api.PartDelta](ev.Properties)
 		if p.SessionID == m.cur && p.Field == "text" {
 			m.conv.appendDelta(p.SessionID, p.MessageID, p.PartID, p.Delta)
 			m.dirty = true
 		}
-	case "message.part.removed":
-		p, _ := decode[struct {
-			SessionID string `json:"sessionID"`
-			MessageID string `json:"messageID"`
-			PartID    string `json:"partID"`
-		}](ev.Properties)
+	case api.EventPartRemoved:
+		p, _ := decode[api.PartRemoved](ev.Properties)
 		if p.SessionID == m.cur {
 			m.conv.removePart(p.MessageID, p.PartID)
 			m.dirty = true
 		}
-	case "permission.asked":
-		if r, ok := decode[permission.Request](ev.Properties); ok {
+	case api.EventPermissionAsked:
+		if r, ok := decode[api.PermissionRequest](ev.Properties); ok {
 			m.inbox.add(item{perm: &r})
 			m.openDialog()
 		}
-	case "question.asked":
-		if r, ok := decode[question.Request](ev.Properties); ok {
+	case api.EventQuestionAsked:
+		if r, ok := decode[api.QuestionRequest](ev.Properties); ok {
 			m.inbox.add(item{ques: &r})
 			m.openDialog()
 		}
-	case "mcp.elicitation.asked":
-		if r, ok := decode[client.Elicitation](ev.Properties); ok {
+	case api.EventElicitationAsked:
+		if r, ok := decode[api.Elicitation](ev.Properties); ok {
 			m.inbox.add(item{elic: &r})
 			m.openDialog()
 		}
-	case "permission.replied", "question.replied", "question.rejected", "mcp.elicitation.replied":
+	case api.EventPermissionReplied, api.EventQuestionReplied, api.EventQuestionRejected, api.EventElicitationReplied:
 		r, _ := decode[replied](ev.Properties)
-		if ev.Type == "question.rejected" && r.Cause == "" {
-			r.Cause = "reject" // OpenCode's event says no more
+		if ev.Type == api.EventQuestionRejected && r.Cause == "" {
+			r.Cause = api.QuestionDismissed // OpenCode's event says no more
 		}
-		if ev.Type == "question.rejected" && r.Cause == "reject" {
+		if ev.Type == api.EventQuestionRejected && r.Cause == api.QuestionDismissed {
 			r.Decision = "dismissed"
 		}
 		m.resolved(r)
@@ -679,13 +646,13 @@ func (m *model) send() tea.Cmd {
 	if cmd, ok := strings.CutPrefix(text, "!"); ok && strings.TrimSpace(cmd) != "" {
 		agent := m.agent
 		return func() tea.Msg {
-			if err := c.Shell(ctx, sid, session.ShellInput{Command: strings.TrimSpace(cmd), Agent: agent, Model: model}); err != nil {
+			if err := c.Shell(ctx, sid, api.ShellInput{Command: strings.TrimSpace(cmd), Agent: agent, Model: model}); err != nil {
 				return errMsg{"shell", err}
 			}
 			return nil
 		}
 	}
-	in := session.PromptInput{Agent: m.agent, Model: model, Parts: []session.PartInput{{Type: "text", Text: text}}}
+	in := api.PromptInput{Agent: m.agent, Model: model, Parts: []api.PartInput{{Type: "text", Text: text}}}
 	dir := ""
 	if s := m.curSession(); s != nil {
 		dir = s.Directory

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 )
 
@@ -16,13 +17,13 @@ var lifecycle = map[string]struct {
 	kind  Kind
 	event Event
 }{
-	"permission.asked":        {Permission, Asked},
-	"permission.replied":      {Permission, Resolved},
-	"question.asked":          {Question, Asked},
-	"question.replied":        {Question, Resolved},
-	"question.rejected":       {Question, Resolved},
-	"mcp.elicitation.asked":   {Elicitation, Asked},
-	"mcp.elicitation.replied": {Elicitation, Resolved},
+	api.EventPermissionAsked:    {Permission, Asked},
+	api.EventPermissionReplied:  {Permission, Resolved},
+	api.EventQuestionAsked:      {Question, Asked},
+	api.EventQuestionReplied:    {Question, Resolved},
+	api.EventQuestionRejected:   {Question, Resolved},
+	api.EventElicitationAsked:   {Elicitation, Asked},
+	api.EventElicitationReplied: {Elicitation, Resolved},
 }
 
 // isPendingEvent is the bus filter of the events the Dispatcher follows.
@@ -33,37 +34,6 @@ func isPendingEvent(ev *bus.Event) bool {
 
 // step is one parsed event.
 type step struct{ n Notification }
-
-// props is the union of the properties of the lifecycle events that notifications read.
-type props struct {
-	ID        string `json:"id"`
-	RequestID string `json:"requestID"`
-	SessionID string `json:"sessionID"`
-	// permission
-	Permission string         `json:"permission"`
-	Patterns   []string       `json:"patterns"`
-	Metadata   map[string]any `json:"metadata"`
-	Reply      string         `json:"reply"`
-	Decision   string         `json:"decision"`
-	Cause      string         `json:"cause"`
-	// question
-	Questions []struct {
-		Question string `json:"question"`
-		Header   string `json:"header"`
-		Options  []struct {
-			Label string `json:"label"`
-		} `json:"options"`
-	} `json:"questions"`
-	// elicitation
-	Server  string `json:"server"`
-	Mode    string `json:"mode"`
-	Message string `json:"message"`
-	Domain  string `json:"domain"`
-	Action  string `json:"action"`
-	Time    struct {
-		Created int64 `json:"created"`
-	} `json:"time"`
-}
 
 type envelope struct {
 	Properties json.RawMessage `json:"properties"`
@@ -80,36 +50,61 @@ func parse(ev *bus.Event) (step, bool, error) {
 	if err := json.Unmarshal(ev.Payload, &env); err != nil {
 		return step{}, false, err
 	}
-	var p props
-	if err := json.Unmarshal(env.Properties, &p); err != nil {
-		return step{}, false, err
-	}
-	n := Notification{Event: lc.event, Kind: lc.kind, SessionID: p.SessionID, Directory: ev.Directory, Time: time.Now().UnixMilli()}
+	n := Notification{Event: lc.event, Kind: lc.kind, Directory: ev.Directory, Time: time.Now().UnixMilli()}
 	if lc.event == Asked {
-		n.RequestID, n.Request = p.ID, env.Properties
-		if p.Time.Created > 0 {
-			n.Time = p.Time.Created
+		n.Request = env.Properties
+		var lines []string
+		var err error
+		switch lc.kind {
+		case Permission:
+			lines, err = askedPermission(&n, env.Properties)
+		case Question:
+			lines, err = askedQuestion(&n, env.Properties)
+		case Elicitation:
+			lines, err = askedElicitation(&n, env.Properties)
 		}
-		n.Title, n.Message = askedText(lc.kind, p, ev.Directory)
+		if err != nil {
+			return step{}, false, err
+		}
+		if ev.Directory != "" {
+			lines = append(lines, "in "+filepath.Base(ev.Directory))
+		}
+		n.Message = clip(strings.Join(lines, "\n"), 1000)
 		return step{n}, n.RequestID != "", nil
 	}
-	r := &Resolution{Cause: p.Cause, Event: env.Properties}
+	r := &Resolution{Event: env.Properties}
 	switch ev.Type {
-	case "permission.replied":
-		n.RequestID, r.Answer = p.RequestID, p.Decision
+	case api.EventPermissionReplied:
+		var p api.PermissionReplied
+		if err := json.Unmarshal(env.Properties, &p); err != nil {
+			return step{}, false, err
+		}
+		n.SessionID, n.RequestID, r.Cause, r.Answer = p.SessionID, p.RequestID, p.Cause, p.Decision
 		if r.Answer == "" {
-			r.Answer = p.Reply
+			r.Answer = string(p.Reply)
 		}
-	case "question.replied":
-		n.RequestID, r.Cause, r.Answer = p.RequestID, "reply", "answered"
-	case "question.rejected":
+	case api.EventQuestionReplied:
+		var p api.QuestionReplied
+		if err := json.Unmarshal(env.Properties, &p); err != nil {
+			return step{}, false, err
+		}
+		n.SessionID, n.RequestID, r.Cause, r.Answer = p.SessionID, p.RequestID, "reply", "answered"
+	case api.EventQuestionRejected:
+		var p api.QuestionRejected
+		if err := json.Unmarshal(env.Properties, &p); err != nil {
+			return step{}, false, err
+		}
 		// tandem's event says why (reject: dismissed, timeout, cancel); OpenCode's does not.
-		n.RequestID = p.RequestID
+		n.SessionID, n.RequestID, r.Cause = p.SessionID, p.RequestID, p.Cause
 		if r.Cause == "" {
-			r.Cause = "reject"
+			r.Cause = api.QuestionDismissed
 		}
-	case "mcp.elicitation.replied":
-		n.RequestID, r.Answer = p.ID, p.Action
+	case api.EventElicitationReplied:
+		var p api.ElicitationReplied
+		if err := json.Unmarshal(env.Properties, &p); err != nil {
+			return step{}, false, err
+		}
+		n.SessionID, n.RequestID, r.Cause, r.Answer = p.SessionID, p.ID, p.Cause, p.Action
 	}
 	if r.Cause == "" {
 		r.Cause = "reply"
@@ -118,48 +113,72 @@ func parse(ev *bus.Event) (step, bool, error) {
 	return step{n}, n.RequestID != "", nil
 }
 
-// askedText is the title and message of an asked notification: what asks for what, in which project.
-func askedText(kind Kind, p props, dir string) (title, message string) {
+// askedPermission fills in an asked notification from a permission.asked payload and returns the
+// lines of its message: what the agent wants to do.
+func askedPermission(n *Notification, props json.RawMessage) ([]string, error) {
+	var p api.PermissionRequest
+	if err := json.Unmarshal(props, &p); err != nil {
+		return nil, err
+	}
+	n.SessionID, n.RequestID = p.SessionID, p.ID
+	if p.Time.Created > 0 {
+		n.Time = p.Time.Created
+	}
+	n.Title = "tandem: allow " + p.Permission + "?"
+	if cmd, ok := p.Metadata["command"].(string); ok && cmd != "" {
+		return []string{cmd}, nil
+	}
+	return []string{strings.Join(p.Patterns, "\n")}, nil
+}
+
+// askedQuestion fills in an asked notification from a question.asked payload and returns the lines
+// of its message: the first question with its options.
+func askedQuestion(n *Notification, props json.RawMessage) ([]string, error) {
+	var p api.QuestionRequest
+	if err := json.Unmarshal(props, &p); err != nil {
+		return nil, err
+	}
+	n.SessionID, n.RequestID = p.SessionID, p.ID
+	n.Title = "tandem: a question"
 	var lines []string
-	switch kind {
-	case Permission:
-		title = "tandem: allow " + p.Permission + "?"
-		if cmd, ok := p.Metadata["command"].(string); ok && cmd != "" {
-			lines = append(lines, cmd)
-		} else {
-			lines = append(lines, strings.Join(p.Patterns, "\n"))
+	if len(p.Questions) > 0 {
+		q := p.Questions[0]
+		if q.Header != "" {
+			n.Title += ": " + q.Header
 		}
-	case Question:
-		title = "tandem: a question"
-		if len(p.Questions) > 0 {
-			q := p.Questions[0]
-			if q.Header != "" {
-				title += ": " + q.Header
+		line := q.Question
+		if len(q.Options) > 0 {
+			labels := make([]string, len(q.Options))
+			for i, o := range q.Options {
+				labels[i] = o.Label
 			}
-			line := q.Question
-			if len(q.Options) > 0 {
-				labels := make([]string, len(q.Options))
-				for i, o := range q.Options {
-					labels[i] = o.Label
-				}
-				line += " (" + strings.Join(labels, " / ") + ")"
-			}
-			lines = append(lines, line)
-			if more := len(p.Questions) - 1; more > 0 {
-				lines = append(lines, fmt.Sprintf("and %d more", more))
-			}
+			line += " (" + strings.Join(labels, " / ") + ")"
 		}
-	case Elicitation:
-		title = "tandem: " + p.Server + " asks for input"
-		lines = append(lines, p.Message)
-		if p.Mode == "url" && p.Domain != "" {
-			lines = append(lines, "(a page on "+p.Domain+")")
+		lines = append(lines, line)
+		if more := len(p.Questions) - 1; more > 0 {
+			lines = append(lines, fmt.Sprintf("and %d more", more))
 		}
 	}
-	if dir != "" {
-		lines = append(lines, "in "+filepath.Base(dir))
+	return lines, nil
+}
+
+// askedElicitation fills in an asked notification from an mcp.elicitation.asked payload and returns
+// the lines of its message: what the server asks, and for a URL the page's domain.
+func askedElicitation(n *Notification, props json.RawMessage) ([]string, error) {
+	var p api.Elicitation
+	if err := json.Unmarshal(props, &p); err != nil {
+		return nil, err
 	}
-	return title, clip(strings.Join(lines, "\n"), 1000)
+	n.SessionID, n.RequestID = p.SessionID, p.ID
+	if p.Time.Created > 0 {
+		n.Time = p.Time.Created
+	}
+	n.Title = "tandem: " + p.Server + " asks for input"
+	lines := []string{p.Message}
+	if p.Mode == "url" && p.Domain != "" {
+		lines = append(lines, "(a page on "+p.Domain+")")
+	}
+	return lines, nil
 }
 
 // resolvedText is the title and message of a resolved notification.

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/question"
 	"github.com/tandem-dev/tandem/internal/base/bus"
@@ -505,7 +506,7 @@ func TestHowAQuestionEnded(t *testing.T) {
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {
-				_, err := svc.Ask(ctx, question.Request{SessionID: "ses_1", Directory: "/p", Questions: []question.Info{colour}})
+				_, err := svc.Ask(ctx, question.Request{QuestionRequest: api.QuestionRequest{SessionID: "ses_1", Questions: []question.Info{colour}}, Directory: "/p"})
 				done <- err
 			}()
 			asked := verified(t, rcv.next(t))

@@ -22,6 +22,7 @@ import (
 
 	creackpty "github.com/creack/pty"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/base/id"
@@ -29,27 +30,16 @@ import (
 )
 
 // Status is whether the PTY's process still runs.
-type Status string
+type Status = api.PtyStatus
 
 // The statuses OpenCode reports.
 const (
-	Running Status = "running"
-	Exited  Status = "exited"
+	Running = api.PtyStatusRunning
+	Exited  = api.PtyStatusExited
 )
 
-// Info is a PTY as clients see it (OpenCode's Pty schema).
-type Info struct {
-	ID      string   `json:"id" required:"true" pattern:"^pty"`
-	Title   string   `json:"title" required:"true"`
-	Command string   `json:"command" required:"true"`
-	Args    []string `json:"args" required:"true" nullable:"false"`
-	Cwd     string   `json:"cwd" required:"true"`
-	Status  Status   `json:"status" required:"true" enum:"running,exited"`
-	Pid     int      `json:"pid" required:"true" minimum:"0"`
-	// ExitCode is set once the process has exited; a process killed by a signal reports 128+signal,
-	// as shells do, because the schema admits no negative code.
-	ExitCode *int `json:"exitCode,omitempty" minimum:"0" nullable:"false"`
-}
+// Info is a PTY as clients see it.
+type Info = api.PtyInfo
 
 // Size is a terminal window size in character cells.
 type Size struct {
@@ -262,7 +252,7 @@ func (m *Manager) Create(ctx context.Context, in CreateInput) (Info, error) {
 	m.mu.Unlock()
 
 	info := s.snapshot()
-	m.publish(s.directory, "pty.created", map[string]any{"info": info})
+	m.publish(s.directory, api.EventPtyCreated, api.PtyChanged{Info: info})
 	m.log.InfoContext(ctx, "pty started", "id", ptyID, "command", command, "pid", info.Pid, "cwd", cwd)
 	go s.run()
 	return info, nil
@@ -382,7 +372,7 @@ func (s *session) run() {
 	s.info.ExitCode = &code
 	s.endViewersLocked(ErrExited)
 	s.mu.Unlock()
-	s.m.publish(s.directory, "pty.exited", map[string]any{"id": s.id, "exitCode": code})
+	s.m.publish(s.directory, api.EventPtyExited, api.PtyExited{ID: s.id, ExitCode: code})
 	s.m.log.Info("pty exited", "id", s.id, "exitCode", code)
 	close(s.done)
 }
@@ -519,7 +509,7 @@ func (m *Manager) Update(ptyID string, in UpdateInput) (Info, error) {
 	}
 	info := s.infoLocked()
 	s.mu.Unlock()
-	m.publish(s.directory, "pty.updated", map[string]any{"info": info})
+	m.publish(s.directory, api.EventPtyUpdated, api.PtyChanged{Info: info})
 	return info, nil
 }
 
@@ -570,7 +560,7 @@ func (m *Manager) Remove(ptyID string) error {
 	}
 	process.KillSession(s.pid)
 	<-s.done
-	m.publish(s.directory, "pty.deleted", map[string]any{"id": ptyID})
+	m.publish(s.directory, api.EventPtyDeleted, api.PtyDeleted{ID: ptyID})
 	m.log.Info("pty removed", "id", ptyID)
 	return nil
 }
