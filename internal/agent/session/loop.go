@@ -373,10 +373,6 @@ func (s *Service) abortedReply(sessionID string, t *turn) WithParts {
 	return WithParts{Info: msg, Parts: []Part{}}
 }
 
-func (s *Service) publishPart(directory string, p Part) {
-	s.publish(directory, "message.part.updated", map[string]any{"sessionID": p.SessionID, "part": p, "time": s.nowMS()})
-}
-
 func inputOrEmpty(in json.RawMessage) json.RawMessage {
 	if len(in) == 0 {
 		return json.RawMessage("{}")
