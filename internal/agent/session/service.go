@@ -7,7 +7,8 @@
 // events (rows.go: a stored session read, changed and announced), sessionLists (list.go),
 // messageLog (messages.go), sharing (share.go), historyEdits (revert.go with snapshots.go, edit.go,
 // fork.go, diff.go), histories (history.go: the provider history a turn starts from), projects
-// (project.go), clientFiles (files.go), searcher (search.go) and todoLists (todo.go). Service itself
+// (project.go), clientFiles (files.go), compactions (compaction.go: a compaction asked for),
+// searcher (search.go) and todoLists (todo.go). Service itself
 // keeps a session's life (service.go) and the prompt loop: loop.go (prompts in, abort, shutdown),
 // queue.go (the per-session run queue), turn.go (one turn: its steps, commit and failure), step.go
 // (one model call as it streams), toolcall.go, recover.go (what a crash or a stop left running),
@@ -47,6 +48,7 @@ type Service struct {
 	searcher
 	todoLists
 	sessionLists
+	compactions
 	clientFiles // sessions whose files a client reads and writes
 	projects    // each directory's project and grant scope
 	histories   // the start of each recent session's provider history, kept between turns
@@ -120,6 +122,7 @@ func New(o Options) *Service {
 		s.agent = withDefaults(*o.Agent)
 	}
 	s.runs = newRunQueue(s.runQueued)
+	s.compactions = compactions{rows: rows, msgs: s.messageLog, db: o.DB, ids: s.ids, agent: s.agent, runs: s.runs, forget: s.histories.drop}
 	return s
 }
 
