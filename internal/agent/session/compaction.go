@@ -24,6 +24,28 @@ type ContextLimits interface {
 // SummarizeInput is the body of POST /session/{id}/summarize.
 type SummarizeInput = api.SummarizeInput
 
+// compactions owns the compactions a client asks for (POST /session/{id}/summarize): the check,
+// the stored request and its hand-over to the session's runner, which writes the summary as a turn
+// (Service.runCompaction). A turn that compacts by itself stores its request here too.
+type compactions struct {
+	rows  sessionRows
+	msgs  messageLog
+	db    conversationStore
+	ids   *id.Source
+	agent *Agent
+	runs  heldRunner
+	// forget drops the kept history of a session whose messages a compaction removed.
+	forget func(sessionID string)
+}
+
+// heldRunner is the run queue as a compaction uses it: hold the session's runner, then hand it the
+// compaction's turn, or let it go.
+type heldRunner interface {
+	hold(sessionID string, waitRetiring bool) error
+	release(sessionID string)
+	runHeld(sessionID string, t *turn)
+}
+
 // compactJob marks a turn that summarises its session instead of answering a prompt.
 type compactJob struct{}
 
@@ -31,21 +53,21 @@ type compactJob struct{}
 // answered by the model with a summary of the conversation before it (an assistant message with
 // summary true). From then on the history sent to a model starts from that summary. It is refused
 // with 409 while the session is busy, and returns once the summary is written.
-func (s *Service) Summarize(ctx context.Context, sessionID string, in SummarizeInput) error {
+func (c compactions) Summarize(ctx context.Context, sessionID string, in SummarizeInput) error {
 	if in.ProviderID == "" || in.ModelID == "" {
 		return errs.E(errs.Invalid, "providerID and modelID are both required")
 	}
-	if s.agent == nil {
+	if c.agent == nil {
 		return errs.E(errs.Unavailable, "no agent is configured")
 	}
-	sess, err := s.Get(ctx, sessionID)
+	sess, err := c.rows.Get(ctx, sessionID)
 	if err != nil {
 		return err
 	}
-	if _, ok := s.agent.Providers.Get(in.ProviderID); !ok {
+	if _, ok := c.agent.Providers.Get(in.ProviderID); !ok {
 		return errs.Named(errs.Invalid, "ProviderNotFoundError", "providerID: provider %q is not configured", in.ProviderID)
 	}
-	agentName, err := s.lastAgent(ctx, sess)
+	agentName, err := c.lastAgent(ctx, sess)
 	if err != nil {
 		return err
 	}
@@ -53,22 +75,22 @@ func (s *Service) Summarize(ctx context.Context, sessionID string, in SummarizeI
 
 	// Hold the session's runner from the check on, so that no turn starts in between; prompts
 	// that arrive meanwhile queue behind the compaction.
-	if err := s.runs.hold(sessionID, false); err != nil {
+	if err := c.runs.hold(sessionID, false); err != nil {
 		return err
 	}
 
-	user, part, sess, err := s.storeCompaction(ctx, sess, agentName, model, in.Auto, "", false)
+	user, part, sess, err := c.storeCompaction(ctx, sess, agentName, model, in.Auto, "", false)
 	if err != nil {
-		s.runs.release(sessionID)
+		c.runs.release(sessionID)
 		return err
 	}
-	s.announce(sess)
-	s.publishMessage(sess.Directory, user)
-	s.publishPart(sess.Directory, part)
+	c.rows.announce(sess)
+	c.rows.publishMessage(sess.Directory, user)
+	c.rows.publishPart(sess.Directory, part)
 
 	t := &turn{ctx: context.WithoutCancel(ctx), user: user, input: PromptInput{Agent: agentName, Model: model},
 		result: make(chan turnResult, 1), compact: &compactJob{}}
-	s.runs.runHeld(sessionID, t)
+	c.runs.runHeld(sessionID, t)
 	select {
 	case res := <-t.result:
 		return res.err
@@ -79,10 +101,10 @@ func (s *Service) Summarize(ctx context.Context, sessionID string, in SummarizeI
 
 // lastAgent is the agent of the session's last user message (the session's own, else build), the
 // agent a compaction is stored under, as OpenCode picks it.
-func (s *Service) lastAgent(ctx context.Context, sess Session) (string, error) {
+func (c compactions) lastAgent(ctx context.Context, sess Session) (string, error) {
 	in := MessagesInput{Limit: 50}
 	for {
-		page, err := s.messages(ctx, sess.ID, in)
+		page, err := c.msgs.messages(ctx, sess.ID, in)
 		if err != nil {
 			return "", err
 		}
@@ -104,13 +126,13 @@ func (s *Service) lastAgent(ctx context.Context, sess Session) (string, error) {
 
 // storeCompaction stores the user message that asks for a compaction, and its compaction part,
 // in one write with the session's touch (which makes a pending revert permanent, as a prompt does).
-func (s *Service) storeCompaction(ctx context.Context, sess Session, agentName string, model *MessageModel, auto bool, tail string, overflow bool) (Message, Part, Session, error) {
-	user := Message{ID: s.ids.New(id.Message), SessionID: sess.ID, Role: RoleUser, Agent: agentName,
-		Time: MessageTime{Created: s.nowMS()}, Model: model}
-	part := Part{ID: s.ids.New(id.Part), SessionID: sess.ID, MessageID: user.ID, Type: "compaction", Auto: &auto, Overflow: overflow, TailStartID: tail}
+func (c compactions) storeCompaction(ctx context.Context, sess Session, agentName string, model *MessageModel, auto bool, tail string, overflow bool) (Message, Part, Session, error) {
+	user := Message{ID: c.ids.New(id.Message), SessionID: sess.ID, Role: RoleUser, Agent: agentName,
+		Time: MessageTime{Created: c.rows.nowMS()}, Model: model}
+	part := Part{ID: c.ids.New(id.Part), SessionID: sess.ID, MessageID: user.ID, Type: "compaction", Auto: &auto, Overflow: overflow, TailStartID: tail}
 	var touched Session
 	var dropped removed
-	err := s.db.Tx(ctx, func(q store.Tx) error {
+	err := c.db.Tx(ctx, func(q store.Tx) error {
 		// A compaction after a revert makes it permanent first, as a prompt does.
 		var err error
 		if dropped, err = commitRevert(ctx, q, sess.ID); err != nil {
@@ -122,15 +144,15 @@ func (s *Service) storeCompaction(ctx context.Context, sess Session, agentName s
 		if err := putPart(ctx, q, part); err != nil {
 			return err
 		}
-		touched, err = s.change(ctx, q, sess.ID, func(x *Session) { x.Revert = nil })
+		touched, err = c.rows.change(ctx, q, sess.ID, func(x *Session) { x.Revert = nil })
 		return err
 	})
 	if err != nil {
 		return Message{}, Part{}, Session{}, saveFailed(err)
 	}
 	if len(dropped.messages)+len(dropped.parts) > 0 {
-		s.histories.drop(sess.ID)
-		s.announceRemoved(sess.Directory, sess.ID, dropped)
+		c.forget(sess.ID)
+		c.rows.announceRemoved(sess.Directory, sess.ID, dropped)
 	}
 	return user, part, touched, nil
 }

@@ -137,13 +137,13 @@ func diffList(m map[string]fileChange, root string) []FileDiff {
 
 // Diff is GET /session/{id}/diff: the files the session changed. With messageID, only the changes
 // of that user message's turn.
-func (s *Service) Diff(ctx context.Context, sessionID, messageID string) ([]FileDiff, error) {
-	sess, err := s.Get(ctx, sessionID)
+func (h historyEdits) Diff(ctx context.Context, sessionID, messageID string) ([]FileDiff, error) {
+	sess, err := h.rows.Get(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	if messageID != "" {
-		wp, err := s.Message(ctx, sessionID, messageID)
+		wp, err := h.msgs.Message(ctx, sessionID, messageID)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +153,7 @@ func (s *Service) Diff(ctx context.Context, sessionID, messageID string) ([]File
 		return []FileDiff{}, nil
 	}
 	var diff map[string]fileChange
-	err = s.db.Tx(ctx, func(q store.Tx) error {
+	err = h.db.Tx(ctx, func(q store.Tx) error {
 		var err error
 		diff, err = sessionDiff(ctx, q, sessionID)
 		return err

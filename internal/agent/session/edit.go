@@ -40,46 +40,46 @@ func (s *Service) exclusive(sessionID string, fn func() error) error {
 
 // DeleteMessage removes a message and its parts in one write, as OpenCode's session.deleteMessage:
 // refused while the session is busy; message.removed announces it.
-func (s *Service) DeleteMessage(ctx context.Context, sessionID, messageID string) error {
-	sess, err := s.Get(ctx, sessionID)
+func (h historyEdits) DeleteMessage(ctx context.Context, sessionID, messageID string) error {
+	sess, err := h.rows.Get(ctx, sessionID)
 	if err != nil {
 		return err
 	}
 	if !id.Valid(id.Message, messageID) {
 		return errs.E(errs.Invalid, "malformed message ID %q", messageID)
 	}
-	return s.exclusive(sessionID, func() error {
-		err := s.db.Tx(ctx, func(q store.Tx) error { return q.DeleteMessage(ctx, sessionID, messageID) })
+	return h.exclusive(sessionID, func() error {
+		err := h.db.Tx(ctx, func(q store.Tx) error { return q.DeleteMessage(ctx, sessionID, messageID) })
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Named(errs.NotFound, "MessageNotFoundError", "Message not found: %s", messageID)
 		}
 		if err != nil {
 			return err
 		}
-		s.publish(sess.Directory, api.EventMessageRemoved, api.MessageRemoved{SessionID: sessionID, MessageID: messageID})
+		h.rows.publish(sess.Directory, api.EventMessageRemoved, api.MessageRemoved{SessionID: sessionID, MessageID: messageID})
 		return nil
 	})
 }
 
 // DeletePart removes one part of a message, as OpenCode's part.delete: refused while the session is
 // busy; message.part.removed announces it.
-func (s *Service) DeletePart(ctx context.Context, sessionID, messageID, partID string) error {
-	sess, err := s.Get(ctx, sessionID)
+func (h historyEdits) DeletePart(ctx context.Context, sessionID, messageID, partID string) error {
+	sess, err := h.rows.Get(ctx, sessionID)
 	if err != nil {
 		return err
 	}
 	if err := checkPartIDs(messageID, partID); err != nil {
 		return err
 	}
-	return s.exclusive(sessionID, func() error {
-		err := s.db.Tx(ctx, func(q store.Tx) error { return q.DeletePart(ctx, sessionID, messageID, partID) })
+	return h.exclusive(sessionID, func() error {
+		err := h.db.Tx(ctx, func(q store.Tx) error { return q.DeletePart(ctx, sessionID, messageID, partID) })
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Named(errs.NotFound, "NotFoundError", "Part not found: %s", partID)
 		}
 		if err != nil {
 			return err
 		}
-		s.publish(sess.Directory, api.EventPartRemoved, api.PartRemoved{SessionID: sessionID, MessageID: messageID, PartID: partID})
+		h.rows.publish(sess.Directory, api.EventPartRemoved, api.PartRemoved{SessionID: sessionID, MessageID: messageID, PartID: partID})
 		return nil
 	})
 }
@@ -87,8 +87,8 @@ func (s *Service) DeletePart(ctx context.Context, sessionID, messageID, partID s
 // UpdatePart replaces a part with p, as OpenCode's part.update: p names the same part as the path
 // (empty IDs are taken from it) and keeps its type. Refused while the session is busy;
 // message.part.updated announces the new part, which is returned.
-func (s *Service) UpdatePart(ctx context.Context, sessionID, messageID, partID string, p Part) (Part, error) {
-	sess, err := s.Get(ctx, sessionID)
+func (h historyEdits) UpdatePart(ctx context.Context, sessionID, messageID, partID string, p Part) (Part, error) {
+	sess, err := h.rows.Get(ctx, sessionID)
 	if err != nil {
 		return Part{}, err
 	}
@@ -111,8 +111,8 @@ func (s *Service) UpdatePart(ctx context.Context, sessionID, messageID, partID s
 	case p.Type == "tool" && (p.State == nil || p.Tool == "" || p.CallID == ""):
 		return Part{}, errs.E(errs.Invalid, "a tool part needs tool, callID and state")
 	}
-	err = s.exclusive(sessionID, func() error {
-		return s.db.Tx(ctx, func(q store.Tx) error {
+	err = h.exclusive(sessionID, func() error {
+		return h.db.Tx(ctx, func(q store.Tx) error {
 			_, rows, err := q.GetMessage(ctx, sessionID, messageID)
 			if errors.Is(err, store.ErrNotFound) {
 				return errs.Named(errs.NotFound, "MessageNotFoundError", "Message not found: %s", messageID)
@@ -141,7 +141,7 @@ func (s *Service) UpdatePart(ctx context.Context, sessionID, messageID, partID s
 	if err != nil {
 		return Part{}, err
 	}
-	s.publishPart(sess.Directory, p)
+	h.rows.publishPart(sess.Directory, p)
 	return p, nil
 }
 

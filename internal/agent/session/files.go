@@ -15,25 +15,25 @@ type clientFiles struct {
 
 // SetFiles routes a session's read, write and edit calls through f until remove is called; when f
 // is also a tool.Terminals, bash's commands run in the client's terminals too.
-func (s *Service) SetFiles(sessionID string, f tool.Files) (remove func()) {
-	s.files.mu.Lock()
-	defer s.files.mu.Unlock()
-	if s.files.set == nil {
-		s.files.set = map[string]tool.Files{}
+func (c *clientFiles) SetFiles(sessionID string, f tool.Files) (remove func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.set == nil {
+		c.set = map[string]tool.Files{}
 	}
-	s.files.set[sessionID] = f
+	c.set[sessionID] = f
 	return func() {
-		s.files.mu.Lock()
-		defer s.files.mu.Unlock()
-		if s.files.set[sessionID] == f {
-			delete(s.files.set, sessionID)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.set[sessionID] == f {
+			delete(c.set, sessionID)
 		}
 	}
 }
 
 // filesOf is the client view a session's tools use; nil: the disk.
-func (s *Service) filesOf(sessionID string) tool.Files {
-	s.files.mu.Lock()
-	defer s.files.mu.Unlock()
-	return s.files.set[sessionID]
+func (c *clientFiles) filesOf(sessionID string) tool.Files {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.set[sessionID]
 }

@@ -14,15 +14,15 @@ import (
 
 // Fork copies a session, up to but not including MessageID when given, into a new session titled
 // "<title> (fork #n)". As OpenCode, the fork is not a child of the original.
-func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Session, error) {
-	src, err := s.Get(ctx, sessionID)
+func (h historyEdits) Fork(ctx context.Context, sessionID string, in ForkInput) (Session, error) {
+	src, err := h.rows.Get(ctx, sessionID)
 	if err != nil {
 		return Session{}, err
 	}
 	if in.MessageID != "" && !id.Valid(id.Message, in.MessageID) {
 		return Session{}, errs.E(errs.Invalid, "messageID: malformed message ID %q", in.MessageID)
 	}
-	msgs, parts, err := s.db.ListMessages(ctx, store.MessageQuery{SessionID: sessionID})
+	msgs, parts, err := h.db.ListMessages(ctx, store.MessageQuery{SessionID: sessionID})
 	if err != nil {
 		return Session{}, err
 	}
@@ -38,16 +38,16 @@ func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Ses
 		}
 		msgs = msgs[:cut]
 	}
-	in2 := CreateInput{Title: s.forkTitle(ctx, src), Agent: src.Agent, Model: src.Model, Permission: src.Permission}
-	now := s.nowMS()
+	in2 := CreateInput{Title: h.forkTitle(ctx, src), Agent: src.Agent, Model: src.Model, Permission: src.Permission}
+	now := h.rows.nowMS()
 	fork := Session{
-		ID: s.ids.NewDescending(id.Session), Slug: slug(), ProjectID: s.ProjectID(ctx, src.Directory), Directory: src.Directory,
-		Title: in2.Title, Agent: in2.Agent, Model: in2.Model, Version: s.version, Permission: in2.Permission,
+		ID: h.ids.NewDescending(id.Session), Slug: slug(), ProjectID: h.projectID(ctx, src.Directory), Directory: src.Directory,
+		Title: in2.Title, Agent: in2.Agent, Model: in2.Model, Version: h.version, Permission: in2.Permission,
 		Time: SessionTime{Created: now, Updated: now},
 	}
 	// The fork and every copied message and part are one transaction: a failure leaves no half fork.
-	err = s.db.Tx(ctx, func(q store.Tx) error {
-		if err := s.create(ctx, q, fork, false); err != nil {
+	err = h.db.Tx(ctx, func(q store.Tx) error {
+		if err := createSession(ctx, q, fork, false); err != nil {
 			return err
 		}
 		// Copy with fresh IDs, keeping order: IDs from one Source are ascending.
@@ -57,7 +57,7 @@ func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Ses
 			if err != nil {
 				return err
 			}
-			newID := s.ids.New(id.Message)
+			newID := h.ids.New(id.Message)
 			msgIDs[m.ID] = newID
 			wp.Info.ID, wp.Info.SessionID = newID, fork.ID
 			if wp.Info.ParentID != "" {
@@ -67,7 +67,7 @@ func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Ses
 				return err
 			}
 			for _, p := range wp.Parts {
-				p.ID, p.MessageID, p.SessionID = s.ids.New(id.Part), newID, fork.ID
+				p.ID, p.MessageID, p.SessionID = h.ids.New(id.Part), newID, fork.ID
 				if err := putPart(ctx, q, p); err != nil {
 					return err
 				}
@@ -78,17 +78,17 @@ func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Ses
 	if err != nil {
 		return Session{}, err
 	}
-	s.publish(fork.Directory, api.EventSessionCreated, api.SessionInfo{SessionID: fork.ID, Info: fork})
+	h.rows.publish(fork.Directory, api.EventSessionCreated, api.SessionInfo{SessionID: fork.ID, Info: fork})
 	return fork, nil
 }
 
-func (s *Service) forkTitle(ctx context.Context, src Session) string {
+func (h historyEdits) forkTitle(ctx context.Context, src Session) string {
 	base := src.Title
 	if i := strings.LastIndex(base, " (fork #"); i > 0 && strings.HasSuffix(base, ")") {
 		base = base[:i]
 	}
 	n := 1
-	if rows, err := s.db.ListSessions(ctx, store.SessionQuery{Directory: src.Directory, Search: base + " (fork #"}); err == nil {
+	if rows, err := h.db.ListSessions(ctx, store.SessionQuery{Directory: src.Directory, Search: base + " (fork #"}); err == nil {
 		n += len(rows)
 	}
 	return fmt.Sprintf("%s (fork #%d)", base, n)

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -20,6 +21,11 @@ import (
 // for that session. Each use also first counts the stored messages before its cursor, so that
 // one inserted among them (a clock that went back) sends the turn back to reading everything.
 type histories struct {
+	db interface {
+		CountMessagesBefore(ctx context.Context, sessionID string, created int64, messageID string) (int, error)
+		ListMessages(ctx context.Context, q store.MessageQuery) ([]store.Message, map[string][]store.Part, error)
+	}
+	logger  *slog.Logger
 	mu      sync.Mutex
 	entries map[string]*historyPrefix
 	clock   uint64 // ticks on every put, for least-recently-used eviction
@@ -89,8 +95,8 @@ type conversation struct {
 }
 
 // history is the provider history of a session up to the user message upTo (see conversation).
-func (s *Service) history(ctx context.Context, sessionID, upTo string) ([]provider.Message, error) {
-	c, err := s.conversation(ctx, sessionID, upTo)
+func (h *histories) history(ctx context.Context, sessionID, upTo string) ([]provider.Message, error) {
+	c, err := h.conversation(ctx, sessionID, upTo)
 	return c.msgs, err
 }
 
@@ -102,22 +108,22 @@ func (s *Service) history(ctx context.Context, sessionID, upTo string) ([]provid
 // A finished compaction summary stands for everything before it: from there on the history is
 // the compaction's question, the summary, and the messages the compaction kept as they were (from
 // its part's tail_start_id up to the compaction).
-func (s *Service) conversation(ctx context.Context, sessionID, upTo string) (conversation, error) {
-	prefix := s.histories.take(sessionID)
+func (h *histories) conversation(ctx context.Context, sessionID, upTo string) (conversation, error) {
+	prefix := h.take(sessionID)
 	if prefix != nil {
-		n, err := s.db.CountMessagesBefore(ctx, sessionID, prefix.created, prefix.id)
+		n, err := h.db.CountMessagesBefore(ctx, sessionID, prefix.created, prefix.id)
 		if err != nil {
 			return conversation{}, err
 		}
 		if n != prefix.count {
-			s.log.Warn("history: messages appeared among those already read; reading them all again", "session", sessionID)
+			h.logger.Warn("history: messages appeared among those already read; reading them all again", "session", sessionID)
 			prefix = nil
 		}
 	}
 	if prefix == nil {
 		prefix = &historyPrefix{users: map[string]bool{}, starts: map[string]int{}}
 	}
-	msgs, parts, err := s.db.ListMessages(ctx, store.MessageQuery{SessionID: sessionID, FromCreated: prefix.created, FromID: prefix.id})
+	msgs, parts, err := h.db.ListMessages(ctx, store.MessageQuery{SessionID: sessionID, FromCreated: prefix.created, FromID: prefix.id})
 	if err != nil {
 		return conversation{}, err
 	}
@@ -178,7 +184,7 @@ func (s *Service) conversation(ctx context.Context, sessionID, upTo string) (con
 		}
 	}
 	if next != nil {
-		s.histories.put(sessionID, next)
+		h.put(sessionID, next)
 	}
 	if at < 0 {
 		at = len(out)

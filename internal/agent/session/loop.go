@@ -355,10 +355,6 @@ func (s *Service) abortedReply(sessionID string, t *turn) WithParts {
 	return WithParts{Info: msg, Parts: []Part{}}
 }
 
-func (s *Service) publishPart(directory string, p Part) {
-	s.publish(directory, api.EventPartUpdated, api.PartUpdated{SessionID: p.SessionID, Part: p, Time: s.nowMS()})
-}
-
 func inputOrEmpty(in json.RawMessage) json.RawMessage {
 	if len(in) == 0 {
 		return json.RawMessage("{}")

@@ -11,21 +11,29 @@ import (
 	"github.com/tandem-dev/tandem/internal/infra/store"
 )
 
+// messageLog reads a session's conversation: its stored messages and parts, with the parts a model
+// is streaming now (live) that are not stored yet.
+type messageLog struct {
+	rows sessionRows
+	db   store.Messages
+	live *liveSteps
+}
+
 // Messages returns a page of a session's messages, oldest first, and a cursor to the older ones.
-func (s *Service) Messages(ctx context.Context, sessionID string, in MessagesInput) (Page[WithParts], error) {
-	if _, err := s.Get(ctx, sessionID); err != nil {
+func (l messageLog) Messages(ctx context.Context, sessionID string, in MessagesInput) (Page[WithParts], error) {
+	if _, err := l.rows.Get(ctx, sessionID); err != nil {
 		return Page[WithParts]{}, err
 	}
-	return s.messages(ctx, sessionID, in)
+	return l.messages(ctx, sessionID, in)
 }
 
 // messages is Messages for callers that already know the session exists.
-func (s *Service) messages(ctx context.Context, sessionID string, in MessagesInput) (Page[WithParts], error) {
-	msgs, parts, next, err := s.messageRows(ctx, s.db, sessionID, in)
+func (l messageLog) messages(ctx context.Context, sessionID string, in MessagesInput) (Page[WithParts], error) {
+	msgs, parts, next, err := l.messageRows(ctx, l.db, sessionID, in)
 	if err != nil {
 		return Page[WithParts]{}, err
 	}
-	live := s.live.parts(sessionID)
+	live := l.live.parts(sessionID)
 	page := Page[WithParts]{NextCursor: next, Items: make([]WithParts, 0, len(msgs))}
 	for _, m := range msgs {
 		wp, err := decodeWithParts(m, parts[m.ID])
@@ -44,16 +52,16 @@ func (s *Service) messages(ctx context.Context, sessionID string, in MessagesInp
 
 // MessagesJSON is Messages encoded for the wire, a JSON array of {info, parts}: the stored
 // documents are passed through as they are, never decoded and encoded again.
-func (s *Service) MessagesJSON(ctx context.Context, sessionID string, in MessagesInput) (body []byte, nextCursor string, err error) {
-	if err := s.exists(ctx, sessionID); err != nil {
+func (l messageLog) MessagesJSON(ctx context.Context, sessionID string, in MessagesInput) (body []byte, nextCursor string, err error) {
+	if err := l.exists(ctx, sessionID); err != nil {
 		return nil, "", err
 	}
-	msgs, parts, next, err := s.messageRows(ctx, s.db, sessionID, in)
+	msgs, parts, next, err := l.messageRows(ctx, l.db, sessionID, in)
 	if err != nil {
 		return nil, "", err
 	}
 	// The parts a model is streaming right now, with the text announced so far.
-	for mid, live := range s.live.parts(sessionID) {
+	for mid, live := range l.live.parts(sessionID) {
 		if parts == nil {
 			parts = map[string][]store.Part{}
 		}
@@ -96,11 +104,11 @@ func (s *Service) MessagesJSON(ctx context.Context, sessionID string, in Message
 }
 
 // exists checks a session ID and that the session is stored, without decoding it.
-func (s *Service) exists(ctx context.Context, sessionID string) error {
+func (l messageLog) exists(ctx context.Context, sessionID string) error {
 	if !id.Valid(id.Session, sessionID) {
 		return errs.E(errs.Invalid, "malformed session ID %q", sessionID)
 	}
-	_, err := s.db.GetSession(ctx, sessionID)
+	_, err := l.rows.db.GetSession(ctx, sessionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return errs.E(errs.NotFound, "Session not found: %s", sessionID)
 	}
@@ -108,7 +116,7 @@ func (s *Service) exists(ctx context.Context, sessionID string) error {
 }
 
 // messageRows reads one page of stored messages and their parts, and the cursor to the older ones.
-func (s *Service) messageRows(ctx context.Context, q store.Messages, sessionID string, in MessagesInput) ([]store.Message, map[string][]store.Part, string, error) {
+func (l messageLog) messageRows(ctx context.Context, q store.Messages, sessionID string, in MessagesInput) ([]store.Message, map[string][]store.Part, string, error) {
 	if in.Limit < 0 {
 		return nil, nil, "", errs.E(errs.Invalid, "limit: must not be negative")
 	}
@@ -136,14 +144,14 @@ func (s *Service) messageRows(ctx context.Context, q store.Messages, sessionID s
 }
 
 // Message returns one message with its parts.
-func (s *Service) Message(ctx context.Context, sessionID, messageID string) (WithParts, error) {
-	if _, err := s.Get(ctx, sessionID); err != nil {
+func (l messageLog) Message(ctx context.Context, sessionID, messageID string) (WithParts, error) {
+	if _, err := l.rows.Get(ctx, sessionID); err != nil {
 		return WithParts{}, err
 	}
 	if !id.Valid(id.Message, messageID) {
 		return WithParts{}, errs.E(errs.Invalid, "malformed message ID %q", messageID)
 	}
-	m, parts, err := s.db.GetMessage(ctx, sessionID, messageID)
+	m, parts, err := l.db.GetMessage(ctx, sessionID, messageID)
 	if errors.Is(err, store.ErrNotFound) {
 		return WithParts{}, errs.Named(errs.NotFound, "MessageNotFoundError", "Message not found: %s", messageID)
 	}

@@ -14,14 +14,14 @@ import (
 
 // Directories lists the known directories of the project projectID (ProjectID's names): those its
 // sessions work in, and own (the server's directory) when it belongs to it. Sorted, absolute.
-func (s *Service) Directories(ctx context.Context, projectID, own string) ([]string, error) {
-	dirs, err := s.db.SessionDirectories(ctx)
+func (p *projects) Directories(ctx context.Context, projectID, own string) ([]string, error) {
+	dirs, err := p.dirs.SessionDirectories(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := []string{}
 	for _, d := range append(dirs, own) {
-		if filepath.IsAbs(d) && !slices.Contains(out, d) && s.ProjectID(ctx, d) == projectID {
+		if filepath.IsAbs(d) && !slices.Contains(out, d) && p.ProjectID(ctx, d) == projectID {
 			out = append(out, d)
 		}
 	}
@@ -31,21 +31,24 @@ func (s *Service) Directories(ctx context.Context, projectID, own string) ([]str
 
 // ProjectID names the project a directory belongs to: the root commit of its git repository (as
 // OpenCode), or "global" outside git.
-func (s *Service) ProjectID(ctx context.Context, directory string) string {
-	return s.projects.id(ctx, directory)
+func (p *projects) ProjectID(ctx context.Context, directory string) string {
+	return p.id(ctx, directory)
 }
 
 // GrantScope names where "always" grants apply: the project ID together with the directory the
 // project lives in (the repository's top level, or the directory itself outside git). Two non-git
 // directories share nothing, and a repository that copies another's root commit does not inherit
 // its grants.
-func (s *Service) GrantScope(ctx context.Context, directory string) string {
-	return s.projects.grantScope(ctx, directory)
+func (p *projects) GrantScope(ctx context.Context, directory string) string {
+	return p.grantScope(ctx, directory)
 }
 
 // projects remembers, per directory, the project it belongs to and the scope of its grants: each
 // costs a git call the first time.
 type projects struct {
+	dirs interface {
+		SessionDirectories(ctx context.Context) ([]string, error)
+	}
 	mu   sync.Mutex
 	seen map[string]string // directory -> project ID; "grant-scope\x00" + directory -> grant scope
 }

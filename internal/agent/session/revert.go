@@ -12,6 +12,30 @@ import (
 	"github.com/tandem-dev/tandem/internal/infra/store"
 )
 
+// historyEdits owns the changes a user makes to a session's history rather than a turn making them:
+// revert and unrevert (with the project's files), deleting and replacing messages and parts
+// (edit.go), forks (fork.go) and the session's diff (diff.go). Each edit runs through exclusive,
+// the run queue's hold on the session, so that no turn runs meanwhile.
+type historyEdits struct {
+	rows  sessionRows
+	msgs  messageLog
+	db    conversationStore
+	ids   *id.Source
+	snaps snapshots
+	// exclusive runs fn while the session has no turn running or queued (Service.exclusive).
+	exclusive func(sessionID string, fn func() error) error
+	projectID func(ctx context.Context, directory string) string
+	version   string
+}
+
+// conversationStore is the store as an edit of a conversation uses it: sessions and messages, and
+// the transaction that writes them together.
+type conversationStore interface {
+	store.Sessions
+	store.Messages
+	Tx(ctx context.Context, fn func(q store.Tx) error) error
+}
+
 // RevertInput is the body of POST /session/{id}/revert.
 type RevertInput = api.RevertInput
 
@@ -21,8 +45,8 @@ type RevertInput = api.RevertInput
 // bring them back) and the diff the revert made. The messages stay until the next prompt, which
 // drops them; until then the session can be unreverted, or reverted to another point. Refused
 // while the session is busy.
-func (s *Service) Revert(ctx context.Context, sessionID string, in RevertInput) (Session, error) {
-	sess, err := s.Get(ctx, sessionID)
+func (h historyEdits) Revert(ctx context.Context, sessionID string, in RevertInput) (Session, error) {
+	sess, err := h.rows.Get(ctx, sessionID)
 	if err != nil {
 		return Session{}, err
 	}
@@ -33,8 +57,8 @@ func (s *Service) Revert(ctx context.Context, sessionID string, in RevertInput) 
 		return Session{}, errs.E(errs.Invalid, "partID: malformed part ID %q", in.PartID)
 	}
 	var out Session
-	err = s.exclusive(sessionID, func() error {
-		msgs, err := s.allMessages(ctx, sessionID)
+	err = h.exclusive(sessionID, func() error {
+		msgs, err := h.allMessages(ctx, sessionID)
 		if err != nil {
 			return err
 		}
@@ -42,7 +66,7 @@ func (s *Service) Revert(ctx context.Context, sessionID string, in RevertInput) 
 		if err != nil {
 			return err
 		}
-		sess, err = s.Get(ctx, sessionID)
+		sess, err = h.rows.Get(ctx, sessionID)
 		if err != nil {
 			return err
 		}
@@ -59,13 +83,13 @@ func (s *Service) Revert(ctx context.Context, sessionID string, in RevertInput) 
 		if sess.Revert != nil && sess.Revert.Snapshot != "" {
 			// Moving an existing revert point: start again from the files as they were before it.
 			rv.Snapshot = sess.Revert.Snapshot
-			if err := s.snaps.store.Restore(ctx, worktree, rv.Snapshot); err != nil {
+			if err := h.snaps.store.Restore(ctx, worktree, rv.Snapshot); err != nil {
 				return err
 			}
 		} else if sess.Revert == nil {
-			rv.Snapshot = s.snaps.track(ctx, sess.Directory)
+			rv.Snapshot = h.snaps.track(ctx, sess.Directory)
 		}
-		if s.snaps.store != nil {
+		if h.snaps.store != nil {
 			// Each file goes back to its state before the first step after the point that changed it.
 			seen := map[string]bool{}
 			for _, p := range patches {
@@ -76,19 +100,19 @@ func (s *Service) Revert(ctx context.Context, sessionID string, in RevertInput) 
 						files = append(files, f)
 					}
 				}
-				if err := s.snaps.store.Revert(ctx, worktree, p.Hash, files); err != nil {
+				if err := h.snaps.store.Revert(ctx, worktree, p.Hash, files); err != nil {
 					return err
 				}
 			}
 			if rv.Snapshot != "" {
-				if now := s.snaps.track(ctx, sess.Directory); now != "" {
-					if rv.Diff, err = s.snaps.store.Patch(ctx, worktree, rv.Snapshot, now); err != nil {
+				if now := h.snaps.track(ctx, sess.Directory); now != "" {
+					if rv.Diff, err = h.snaps.store.Patch(ctx, worktree, rv.Snapshot, now); err != nil {
 						return err
 					}
 				}
 			}
 		}
-		out, err = s.mutate(ctx, sessionID, func(x *Session) { x.Revert = &rv })
+		out, err = h.rows.mutate(ctx, sessionID, func(x *Session) { x.Revert = &rv })
 		return err
 	})
 	return out, snapshotError(err)
@@ -108,13 +132,13 @@ func snapshotError(err error) error {
 // Unrevert brings back what the session's revert undid: the files as they were before it, and
 // every message. Refused while the session is busy; a session that is not reverted is returned
 // as it is.
-func (s *Service) Unrevert(ctx context.Context, sessionID string) (Session, error) {
-	if _, err := s.Get(ctx, sessionID); err != nil {
+func (h historyEdits) Unrevert(ctx context.Context, sessionID string) (Session, error) {
+	if _, err := h.rows.Get(ctx, sessionID); err != nil {
 		return Session{}, err
 	}
 	var out Session
-	err := s.exclusive(sessionID, func() error {
-		sess, err := s.Get(ctx, sessionID)
+	err := h.exclusive(sessionID, func() error {
+		sess, err := h.rows.Get(ctx, sessionID)
 		if err != nil {
 			return err
 		}
@@ -122,19 +146,19 @@ func (s *Service) Unrevert(ctx context.Context, sessionID string) (Session, erro
 			out = sess
 			return nil
 		}
-		if sess.Revert.Snapshot != "" && s.snaps.store != nil {
-			if err := s.snaps.store.Restore(ctx, Worktree(sess.Directory), sess.Revert.Snapshot); err != nil {
+		if sess.Revert.Snapshot != "" && h.snaps.store != nil {
+			if err := h.snaps.store.Restore(ctx, Worktree(sess.Directory), sess.Revert.Snapshot); err != nil {
 				return err
 			}
 		}
-		out, err = s.mutate(ctx, sessionID, func(x *Session) { x.Revert = nil })
+		out, err = h.rows.mutate(ctx, sessionID, func(x *Session) { x.Revert = nil })
 		return err
 	})
 	return out, snapshotError(err)
 }
 
-func (s *Service) allMessages(ctx context.Context, sessionID string) ([]WithParts, error) {
-	return listAll(ctx, s.db, sessionID)
+func (h historyEdits) allMessages(ctx context.Context, sessionID string) ([]WithParts, error) {
+	return listAll(ctx, h.db, sessionID)
 }
 
 func listAll(ctx context.Context, q store.Messages, sessionID string) ([]WithParts, error) {
@@ -265,13 +289,4 @@ func dropReverted(ctx context.Context, q store.Tx, sess Session) (removed, error
 		foldDiffs(diff, m.Parts)
 	}
 	return out, storeDiff(ctx, q, sess.ID, diff)
-}
-
-func (s *Service) announceRemoved(dir, sessionID string, r removed) {
-	for _, p := range r.parts {
-		s.publish(dir, api.EventPartRemoved, api.PartRemoved{SessionID: sessionID, MessageID: p[0], PartID: p[1]})
-	}
-	for _, m := range r.messages {
-		s.publish(dir, api.EventMessageRemoved, api.MessageRemoved{SessionID: sessionID, MessageID: m})
-	}
 }

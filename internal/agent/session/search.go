@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tandem-dev/tandem/internal/base/errs"
+	"github.com/tandem-dev/tandem/internal/infra/store"
 )
 
 // SearchInput is GET /session/search.
@@ -25,9 +26,17 @@ type SearchHit struct {
 	Match   [2]int `json:"match"`
 }
 
+// searcher finds text in the sessions' conversations, through the store's text index.
+type searcher struct {
+	rows sessionRows
+	db   interface {
+		SearchText(ctx context.Context, directory, query string, limit int) ([]store.TextHit, error)
+	}
+}
+
 // Search finds the sessions of a directory whose conversation (the text the user and the model
 // wrote) contains query, most recently updated first, each with its newest match.
-func (s *Service) Search(ctx context.Context, directory string, in SearchInput) ([]SearchHit, error) {
+func (sr searcher) Search(ctx context.Context, directory string, in SearchInput) ([]SearchHit, error) {
 	q := strings.TrimSpace(in.Query)
 	if q == "" {
 		return nil, errs.E(errs.Invalid, "query: required")
@@ -39,13 +48,13 @@ func (s *Service) Search(ctx context.Context, directory string, in SearchInput) 
 	if limit <= 0 || limit > 200 {
 		limit = 50
 	}
-	rows, err := s.db.SearchText(ctx, directory, q, limit)
+	rows, err := sr.db.SearchText(ctx, directory, q, limit)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]SearchHit, 0, len(rows))
 	for _, r := range rows {
-		sess, err := s.Get(ctx, r.SessionID)
+		sess, err := sr.rows.Get(ctx, r.SessionID)
 		if errs.Is(err, errs.NotFound) {
 			continue // deleted since
 		}

@@ -2,11 +2,17 @@
 // turn at a time per session. It stores through package store and announces every change on the bus;
 // it knows nothing of HTTP.
 //
-// Service is the facade the doors call; its seams live in files of their own: service.go (sessions),
-// messages.go, fork.go, project.go, loop.go (prompts in, abort, shutdown), queue.go (the per-session
-// run queue), turn.go (one turn: its steps, commit and failure), step.go (one model call as it
-// streams), toolcall.go, recover.go (what a crash or a stop left running), compaction.go,
-// history.go, revert.go with snapshots.go, edit.go, share.go, shell.go.
+// Service is the facade the doors call. Its seams are types of their own, each in its file(s) and
+// holding only what it uses, embedded in Service so that the doors call them on it: sessionRows and
+// events (rows.go: a stored session read, changed and announced), sessionLists (list.go),
+// messageLog (messages.go), sharing (share.go), historyEdits (revert.go with snapshots.go, edit.go,
+// fork.go, diff.go), histories (history.go: the provider history a turn starts from), projects
+// (project.go), clientFiles (files.go), compactions (compaction.go: a compaction asked for),
+// searcher (search.go) and todoLists (todo.go). Service itself
+// keeps a session's life (service.go) and the prompt loop: loop.go (prompts in, abort, shutdown),
+// queue.go (the per-session run queue), turn.go (one turn: its steps, commit and failure), step.go
+// (one model call as it streams), toolcall.go, recover.go (what a crash or a stop left running),
+// compaction.go and shell.go.
 package session
 
 import (
@@ -30,26 +36,36 @@ import (
 )
 
 // Service is the session domain. Create it with New.
+//
+// The seams it embeds (see the package comment) hold only what they use, and New wires them; what
+// is Service's own is a session's life (create, update, delete) and the prompt loop with its run
+// queue. A seam keeps its helpers in named fields (rows, msgs, db), never embedded, so that what it
+// promotes into Service is its methods alone.
 type Service struct {
-	files   clientFiles // sessions whose files a client reads and writes
+	sessionRows
+	messageLog
+	sharing
+	historyEdits
+	searcher
+	todoLists
+	sessionLists
+	compactions
+	clientFiles // sessions whose files a client reads and writes
+	projects    // each directory's project and grant scope
+	histories   // the start of each recent session's provider history, kept between turns
+
 	db      store.Store
-	bus     *bus.Bus
 	ids     *id.Source
-	log     *slog.Logger
 	snaps   snapshots
 	deleted func(sessionID string)
 	version string
-	now     func() time.Time
 	// updateEvery is Options.UpdateEvery resolved: 0 announces every update.
 	updateEvery time.Duration
 
-	agent    *Agent    // what the prompt loop needs; nil without Options.Agent
-	runs     *runQueue // each session's turns, one at a time
-	projects projects  // each directory's project and grant scope
+	agent *Agent    // what the prompt loop needs; nil without Options.Agent
+	runs  *runQueue // each session's turns, one at a time
 
-	live      liveSteps // the model calls streaming now, whose open parts are not stored yet
-	histories histories // the start of each recent session's provider history, kept between turns
-	listed    listCache // encoded listings, kept while the sessions table does not change
+	live liveSteps // the model calls streaming now, whose open parts are not stored yet
 }
 
 // Options configure a Service.
@@ -78,17 +94,25 @@ func New(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	rows := sessionRows{db: o.DB, now: time.Now, events: events{bus: o.Bus, log: o.Logger}}
 	s := &Service{
+		sessionRows: rows,
 		db:          o.DB,
-		bus:         o.Bus,
 		ids:         id.NewSource(),
-		log:         o.Logger,
 		snaps:       snapshots{store: o.Snapshots, log: o.Logger},
 		deleted:     o.Deleted,
 		version:     o.Version,
-		now:         time.Now,
 		updateEvery: o.UpdateEvery,
 	}
+	s.sessionLists.rows, s.sessionLists.db = rows, o.DB
+	s.projects.dirs = o.DB
+	s.histories.db, s.histories.logger = o.DB, o.Logger
+	s.messageLog = messageLog{rows: rows, db: o.DB, live: &s.live}
+	s.sharing = sharing{rows: rows, msgs: s.messageLog, db: o.DB}
+	s.historyEdits = historyEdits{rows: rows, msgs: s.messageLog, db: o.DB, ids: s.ids, snaps: s.snaps,
+		exclusive: s.exclusive, projectID: s.ProjectID, version: o.Version}
+	s.searcher = searcher{rows: rows, db: o.DB}
+	s.todoLists = todoLists{rows: rows}
 	switch {
 	case s.updateEvery == 0:
 		s.updateEvery = defaultUpdateEvery
@@ -99,14 +123,8 @@ func New(o Options) *Service {
 		s.agent = withDefaults(*o.Agent)
 	}
 	s.runs = newRunQueue(s.runQueued)
+	s.compactions = compactions{rows: rows, msgs: s.messageLog, db: o.DB, ids: s.ids, agent: s.agent, runs: s.runs, forget: s.histories.drop}
 	return s
-}
-
-func (s *Service) nowMS() int64 { return s.now().UnixMilli() }
-
-// publish sends an event; a failure to encode is a bug and is logged, never returned to a client.
-func (s *Service) publish(directory, typ string, props any) {
-	s.bus.Emit(s.log, directory, typ, props)
 }
 
 // CreateInput is the body of POST /session (api.SessionCreateInput), which the session validates.
@@ -126,7 +144,7 @@ func (in CreateInput) Validate() error {
 // noteAllowRules logs that a client's allow rules on a session do not loosen the user's rules: the
 // permission service lets a session's rules only tighten (permission.Decide), and a client that
 // hoped otherwise can find out why its calls still ask.
-func (s *Service) noteAllowRules(sessionID string, rules []permission.Rule) {
+func noteAllowRules(log *slog.Logger, sessionID string, rules []permission.Rule) {
 	var allows []permission.Rule
 	for _, r := range rules {
 		if r.Action == permission.Allow {
@@ -134,7 +152,7 @@ func (s *Service) noteAllowRules(sessionID string, rules []permission.Rule) {
 		}
 	}
 	if len(allows) > 0 {
-		s.log.Info("a session's rules can only tighten: its allow rules never allow what the user's rules ask or deny",
+		log.Info("a session's rules can only tighten: its allow rules never allow what the user's rules ask or deny",
 			"session", sessionID, "allow", allows)
 	}
 }
@@ -186,18 +204,18 @@ func (s *Service) Create(ctx context.Context, directory string, in CreateInput) 
 		}
 		sess.Title = prefix + time.UnixMilli(now).UTC().Format(time.RFC3339Nano)
 	}
-	err := s.db.Tx(ctx, func(q store.Tx) error { return s.create(ctx, q, sess, true) })
+	err := s.db.Tx(ctx, func(q store.Tx) error { return createSession(ctx, q, sess, true) })
 	if err != nil {
 		return Session{}, err
 	}
-	s.noteAllowRules(sess.ID, in.Permission)
+	noteAllowRules(s.log, sess.ID, in.Permission)
 	s.publish(directory, api.EventSessionCreated, api.SessionInfo{SessionID: sess.ID, Info: sess})
 	return sess, nil
 }
 
-// create stores a new session; withDiff stores its (empty) diff too, so that turns never fold it
+// createSession stores a new session; withDiff stores its (empty) diff too, so that turns never fold it
 // from parts (a fork's copied parts already carry changes, so its diff is folded later).
-func (s *Service) create(ctx context.Context, q store.Tx, sess Session, withDiff bool) error {
+func createSession(ctx context.Context, q store.Sessions, sess Session, withDiff bool) error {
 	if err := put(ctx, q, sess); err != nil {
 		return err
 	}
@@ -216,14 +234,6 @@ func put(ctx context.Context, q store.Sessions, sess Session) error {
 		ID: sess.ID, Directory: sess.Directory, ParentID: sess.ParentID, Title: sess.Title,
 		Created: sess.Time.Created, Updated: sess.Time.Updated, Data: data,
 	})
-}
-
-// Get returns a session; a malformed ID is Invalid and an unknown one NotFound.
-func (s *Service) Get(ctx context.Context, sessionID string) (Session, error) {
-	if !id.Valid(id.Session, sessionID) {
-		return Session{}, errs.E(errs.Invalid, "malformed session ID %q", sessionID)
-	}
-	return get(ctx, s.db, sessionID)
 }
 
 // get reads a session through q (the pool, or a transaction that is about to change it).
@@ -249,139 +259,6 @@ func decodeSession(data []byte) (Session, error) {
 	return sess, nil
 }
 
-// ListInput filters GET /session.
-type ListInput struct {
-	Directory string
-	Roots     bool
-	Start     int64 // updated at or after, epoch ms
-	Search    string
-	Limit     int    // default and maximum 100... see MaxPage
-	Cursor    string // from a previous page's NextCursor
-}
-
-// DefaultPage is how many sessions a listing returns without a limit, as OpenCode.
-const DefaultPage = 100
-
-// MaxPage bounds one page.
-const MaxPage = 1000
-
-// Page is one page of a listing. NextCursor is set when more results exist, so a listing is never
-// truncated silently.
-type Page[T any] struct {
-	Items      []T
-	NextCursor string
-}
-
-type listCursor struct {
-	Updated int64  `json:"u"`
-	ID      string `json:"id"`
-}
-
-// List returns sessions newest first.
-func (s *Service) List(ctx context.Context, in ListInput) (Page[Session], error) {
-	rows, next, err := s.listRows(ctx, in)
-	if err != nil {
-		return Page[Session]{}, err
-	}
-	page := Page[Session]{NextCursor: next, Items: make([]Session, 0, len(rows))}
-	for _, r := range rows {
-		sess, err := decodeSession(r.Data)
-		if err != nil {
-			return Page[Session]{}, err
-		}
-		page.Items = append(page.Items, sess)
-	}
-	return page, nil
-}
-
-// ListJSON is List encoded for the wire, a JSON array of the stored session documents passed
-// through as they are. The body may be shared with other callers and must not be modified.
-func (s *Service) ListJSON(ctx context.Context, in ListInput) (body []byte, nextCursor string, err error) {
-	version := s.db.SessionsVersion()
-	if l, ok := s.listed.get(in, version); ok {
-		return l.body, l.next, nil
-	}
-	body, next, err := s.listJSON(ctx, in)
-	if err != nil {
-		return nil, "", err
-	}
-	// Kept only when no change committed meanwhile: the rows read may be older or newer than it.
-	if s.db.SessionsVersion() == version {
-		s.listed.put(in, version, listing{body: body, next: next})
-	}
-	return body, next, nil
-}
-
-func (s *Service) listJSON(ctx context.Context, in ListInput) (body []byte, nextCursor string, err error) {
-	rows, next, err := s.listRows(ctx, in)
-	if err != nil {
-		return nil, "", err
-	}
-	size := 2
-	for _, r := range rows {
-		size += len(r.Data) + 1
-	}
-	body = make([]byte, 0, size)
-	body = append(body, '[')
-	for i, r := range rows {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, r.Data...)
-	}
-	return append(body, ']'), next, nil
-}
-
-// listRows reads one page of stored sessions and the cursor to the next page.
-func (s *Service) listRows(ctx context.Context, in ListInput) ([]store.Session, string, error) {
-	limit := in.Limit
-	if limit <= 0 {
-		limit = DefaultPage
-	}
-	if limit > MaxPage {
-		return nil, "", errs.E(errs.Invalid, "limit: at most %d", MaxPage)
-	}
-	q := store.SessionQuery{Directory: in.Directory, RootsOnly: in.Roots, Since: in.Start, Search: in.Search, Limit: limit + 1}
-	if in.Cursor != "" {
-		var c listCursor
-		if err := decodeCursor(in.Cursor, &c); err != nil || !id.Valid(id.Session, c.ID) {
-			return nil, "", errs.Named(errs.Invalid, "InvalidCursorError", "cursor: not a cursor this server issued")
-		}
-		q.AfterUpdated, q.AfterID = c.Updated, c.ID
-	}
-	rows, err := s.db.ListSessions(ctx, q)
-	if err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[len(rows)-1]
-		next = encodeCursor(listCursor{Updated: last.Updated, ID: last.ID})
-	}
-	return rows, next, nil
-}
-
-// Children lists the sessions whose parent is sessionID.
-func (s *Service) Children(ctx context.Context, sessionID string) ([]Session, error) {
-	if _, err := s.Get(ctx, sessionID); err != nil {
-		return nil, err
-	}
-	rows, err := s.db.ListSessions(ctx, store.SessionQuery{ParentID: sessionID})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Session, 0, len(rows))
-	for _, r := range rows {
-		sess, err := decodeSession(r.Data)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sess)
-	}
-	return out, nil
-}
-
 // UpdateInput is the body of PATCH /session/{id}; absent fields are left alone.
 type UpdateInput = api.SessionUpdateInput
 
@@ -393,7 +270,7 @@ func (s *Service) Update(ctx context.Context, sessionID string, in UpdateInput) 
 	if err := validateRules(in.Permission); err != nil {
 		return Session{}, err
 	}
-	s.noteAllowRules(sessionID, in.Permission)
+	noteAllowRules(s.log, sessionID, in.Permission)
 	return s.mutate(ctx, sessionID, func(sess *Session) {
 		if in.Title != nil {
 			sess.Title = *in.Title
@@ -408,37 +285,6 @@ func (s *Service) Update(ctx context.Context, sessionID string, in UpdateInput) 
 			sess.Time.Archived = *in.Time.Archived
 		}
 	})
-}
-
-// mutate applies fn to a stored session, bumps its updated time, stores and announces it.
-func (s *Service) mutate(ctx context.Context, sessionID string, fn func(*Session)) (Session, error) {
-	if !id.Valid(id.Session, sessionID) {
-		return Session{}, errs.E(errs.Invalid, "malformed session ID %q", sessionID)
-	}
-	sess, err := s.change(ctx, s.db, sessionID, fn)
-	if err != nil {
-		return Session{}, err
-	}
-	s.announce(sess)
-	return sess, nil
-}
-
-// change is mutate inside a caller's transaction; the caller announces the result after commit.
-func (s *Service) change(ctx context.Context, q store.Sessions, sessionID string, fn func(*Session)) (Session, error) {
-	sess, err := get(ctx, q, sessionID)
-	if err != nil {
-		return Session{}, err
-	}
-	fn(&sess)
-	sess.Time.Updated = max(s.nowMS(), sess.Time.Updated)
-	if err := put(ctx, q, sess); err != nil {
-		return Session{}, err
-	}
-	return sess, nil
-}
-
-func (s *Service) announce(sess Session) {
-	s.publish(sess.Directory, api.EventSessionUpdated, api.SessionInfo{SessionID: sess.ID, Info: sess})
 }
 
 // Delete removes a session, its children, messages and parts. A running turn is aborted first.

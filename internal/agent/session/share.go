@@ -20,13 +20,28 @@ import (
 // browser UI in read-only mode for that session and nothing else. The token is 256 random bits;
 // only its hash is stored, so the database alone does not open the link. Revoking deletes it.
 
+// sharing owns a session's read-only link: making and revoking it, and what the link shows (the
+// session and its messages without the owner's paths). It reads the session through rows and its
+// messages through msgs, and stores only the link's hash.
+type sharing struct {
+	rows sessionRows
+	msgs messageLog
+	db   shareStore
+}
+
+// shareStore is the store as sharing uses it: the link's hash, written with the session's field.
+type shareStore interface {
+	SharedSession(ctx context.Context, tokenHash []byte) (string, error)
+	Tx(ctx context.Context, fn func(q store.Tx) error) error
+}
+
 // SharePath is where shared sessions are served; the token follows it.
 const SharePath = "/s/"
 
 // Share gives a session a read-only link under base (the server's URL as the client reached it),
 // or returns the link it already has.
-func (s *Service) Share(ctx context.Context, sessionID, base string) (Session, error) {
-	sess, err := s.Get(ctx, sessionID)
+func (sh sharing) Share(ctx context.Context, sessionID, base string) (Session, error) {
+	sess, err := sh.rows.Get(ctx, sessionID)
 	if err != nil {
 		return Session{}, err
 	}
@@ -37,11 +52,11 @@ func (s *Service) Share(ctx context.Context, sessionID, base string) (Session, e
 	_, _ = rand.Read(raw) // crypto/rand.Read never fails (Go 1.24+)
 	token := base64.RawURLEncoding.EncodeToString(raw)
 	hash := sha256.Sum256([]byte(token))
-	err = s.db.Tx(ctx, func(q store.Tx) error {
-		if err := q.PutShare(ctx, sessionID, hash[:], s.nowMS()); err != nil {
+	err = sh.db.Tx(ctx, func(q store.Tx) error {
+		if err := q.PutShare(ctx, sessionID, hash[:], sh.rows.nowMS()); err != nil {
 			return err
 		}
-		sess, err = s.change(ctx, q, sessionID, func(x *Session) {
+		sess, err = sh.rows.change(ctx, q, sessionID, func(x *Session) {
 			x.Share = &Share{URL: strings.TrimSuffix(base, "/") + SharePath + token}
 		})
 		return err
@@ -49,36 +64,36 @@ func (s *Service) Share(ctx context.Context, sessionID, base string) (Session, e
 	if err != nil {
 		return Session{}, err
 	}
-	s.announce(sess)
+	sh.rows.announce(sess)
 	return sess, nil
 }
 
 // Unshare revokes a session's link: it stops working at once.
-func (s *Service) Unshare(ctx context.Context, sessionID string) (Session, error) {
-	if _, err := s.Get(ctx, sessionID); err != nil {
+func (sh sharing) Unshare(ctx context.Context, sessionID string) (Session, error) {
+	if _, err := sh.rows.Get(ctx, sessionID); err != nil {
 		return Session{}, err
 	}
 	var sess Session
-	err := s.db.Tx(ctx, func(q store.Tx) error {
+	err := sh.db.Tx(ctx, func(q store.Tx) error {
 		if err := q.DeleteShare(ctx, sessionID); err != nil {
 			return err
 		}
 		var err error
-		sess, err = s.change(ctx, q, sessionID, func(x *Session) { x.Share = nil })
+		sess, err = sh.rows.change(ctx, q, sessionID, func(x *Session) { x.Share = nil })
 		return err
 	})
 	if err != nil {
 		return Session{}, err
 	}
-	s.announce(sess)
+	sh.rows.announce(sess)
 	return sess, nil
 }
 
 // Shared is the session a link's token opens, without what only its owner should see (the
 // project's directory, the permission rules, client metadata). An unknown or revoked token is
 // NotFound, the same answer as for a token that never existed.
-func (s *Service) Shared(ctx context.Context, token string) (Session, error) {
-	sess, err := s.shared(ctx, token)
+func (sh sharing) Shared(ctx context.Context, token string) (Session, error) {
+	sess, err := sh.shared(ctx, token)
 	if err != nil {
 		return Session{}, err
 	}
@@ -90,12 +105,12 @@ func (s *Service) Shared(ctx context.Context, token string) (Session, error) {
 // array of {info, parts}, without the project's absolute paths: each assistant message's path
 // (cwd, root) is left out, and in every other string (tool inputs and outputs, titles, patch file
 // lists) a path inside the project is written relative to it ("." for the project itself).
-func (s *Service) SharedMessages(ctx context.Context, token string) ([]byte, error) {
-	sess, err := s.shared(ctx, token)
+func (sh sharing) SharedMessages(ctx context.Context, token string) ([]byte, error) {
+	sess, err := sh.shared(ctx, token)
 	if err != nil {
 		return nil, err
 	}
-	body, _, err := s.MessagesJSON(ctx, sess.ID, MessagesInput{})
+	body, _, err := sh.msgs.MessagesJSON(ctx, sess.ID, MessagesInput{})
 	if err != nil {
 		return nil, err
 	}
@@ -181,14 +196,14 @@ func pathByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c >= 0x80
 }
 
-func (s *Service) shared(ctx context.Context, token string) (Session, error) {
+func (sh sharing) shared(ctx context.Context, token string) (Session, error) {
 	hash := sha256.Sum256([]byte(token))
-	sessionID, err := s.db.SharedSession(ctx, hash[:])
+	sessionID, err := sh.db.SharedSession(ctx, hash[:])
 	if errors.Is(err, store.ErrNotFound) {
 		return Session{}, errs.E(errs.NotFound, "this link does not exist or was revoked")
 	}
 	if err != nil {
 		return Session{}, err
 	}
-	return s.Get(ctx, sessionID)
+	return sh.rows.Get(ctx, sessionID)
 }

@@ -8,12 +8,18 @@ import (
 	"github.com/tandem-dev/tandem/internal/agent/tool"
 )
 
+// todoLists owns each session's todo list (the todowrite and todoread tools' state), stored with the
+// session's row.
+type todoLists struct {
+	rows sessionRows
+}
+
 // Todos returns a session's todo list (the todoread tool and GET /session/{id}/todo).
-func (s *Service) Todos(ctx context.Context, sessionID string) ([]tool.Todo, error) {
-	if _, err := s.Get(ctx, sessionID); err != nil {
+func (t todoLists) Todos(ctx context.Context, sessionID string) ([]tool.Todo, error) {
+	if _, err := t.rows.Get(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	data, err := s.db.Todos(ctx, sessionID)
+	data, err := t.rows.db.Todos(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -27,8 +33,8 @@ func (s *Service) Todos(ctx context.Context, sessionID string) ([]tool.Todo, err
 }
 
 // SetTodos replaces a session's todo list and announces it with todo.updated.
-func (s *Service) SetTodos(ctx context.Context, sessionID string, todos []tool.Todo) error {
-	sess, err := s.Get(ctx, sessionID)
+func (t todoLists) SetTodos(ctx context.Context, sessionID string, todos []tool.Todo) error {
+	sess, err := t.rows.Get(ctx, sessionID)
 	if err != nil {
 		return err
 	}
@@ -39,9 +45,9 @@ func (s *Service) SetTodos(ctx context.Context, sessionID string, todos []tool.T
 	if err != nil {
 		return err
 	}
-	if err := s.db.PutTodos(ctx, sessionID, data); err != nil {
+	if err := t.rows.db.PutTodos(ctx, sessionID, data); err != nil {
 		return err
 	}
-	s.publish(sess.Directory, api.EventTodoUpdated, api.TodoUpdated{SessionID: sessionID, Todos: todos})
+	t.rows.publish(sess.Directory, api.EventTodoUpdated, api.TodoUpdated{SessionID: sessionID, Todos: todos})
 	return nil
 }

@@ -555,10 +555,6 @@ func (s *Service) closeTurn(ctx context.Context, dir, sid string, user Message, 
 	return nil
 }
 
-func (s *Service) publishMessage(dir string, m Message) {
-	s.publish(dir, api.EventMessageUpdated, api.MessageUpdated{SessionID: m.SessionID, Info: m})
-}
-
 // appendStep adds one assistant step — its text, its finished tool calls and their results — to
 // a provider history.
 func appendStep(out []provider.Message, parts []Part) []provider.Message {
