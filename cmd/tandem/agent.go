@@ -201,6 +201,11 @@ func (rt *agentRuntime) Compaction(providerID, modelID string) (auto bool, usabl
 	return r.AutoCompaction(), r.Usable(providerID, modelID)
 }
 
+// EditTools implements session.EditTools with the current registry's models.
+func (rt *agentRuntime) EditTools(providerID, modelID string) string {
+	return rt.Registry().EditTools(providerID, modelID)
+}
+
 func (rt *agentRuntime) close() {
 	if r := rt.Registry(); r != nil {
 		r.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -195,6 +196,7 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		_ = ag.Elicitations.WaitStarted(ctx)
 	}
 	tools := toolsFor(ag, sid, def, t.input.Tools)
+	tools = editToolsFor(ag, t.input.Model, tools)
 	specs := make([]provider.ToolSpec, 0, len(tools))
 	byName := make(map[string]tool.Tool, len(tools))
 	for _, tl := range tools {
@@ -667,6 +669,33 @@ func toolsFor(ag Agent, sessionID string, def agent, switched map[string]bool) [
 		out = append(out, tl)
 	}
 	return out
+}
+
+// EditTools is implemented by Providers that know which tools a model changes files with (see
+// provider.EditTools); without it, OpenCode's rule for the model's ID decides.
+type EditTools interface {
+	EditTools(providerID, modelID string) string
+}
+
+// editToolsFor keeps the file-changing tools the turn's model is offered: apply_patch for the
+// models trained on its format (OpenAI's GPT models), edit, multiedit and write for the others.
+func editToolsFor(ag Agent, model *MessageModel, tools []tool.Tool) []tool.Tool {
+	if model == nil {
+		return tools
+	}
+	mode := provider.DefaultEditTools(model.ModelID)
+	if et, ok := ag.Providers.(EditTools); ok {
+		mode = et.EditTools(model.ProviderID, model.ModelID)
+	}
+	return slices.DeleteFunc(tools, func(tl tool.Tool) bool {
+		switch tl.Name() {
+		case "apply_patch":
+			return mode == provider.EditToolsEdit
+		case "edit", "multiedit", "write":
+			return mode == provider.EditToolsPatch
+		}
+		return false
+	})
 }
 
 // runTool runs one call through its part's states: pending → running → completed | error. A

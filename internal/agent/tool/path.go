@@ -85,14 +85,34 @@ func readExisting(path string) (string, bool, error) {
 // concurrent reader never sees a half-written file. Every step goes through an os.Root opened on
 // rootDir: a symlink swapped in while a person was deciding cannot lead the write out of it.
 func writeAtomicUnder(rootDir, rel, content string) error {
-	root, err := os.OpenRoot(rootDir)
+	s, err := stage(rootDir, rel, content)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	defer s.discard()
+	return s.commit()
+}
+
+// staged is new content written beside the file it will replace, not yet in place: several can be
+// staged first and committed together, so that a change of many files fails, if it fails, before
+// any of them changed.
+type staged struct {
+	root      *os.Root
+	tmp, rel  string
+	committed bool
+}
+
+// stage writes content to a temporary file beside rel (inside rootDir), with rel's mode when it
+// exists. Nothing is visible at rel until commit.
+func stage(rootDir, rel, content string) (*staged, error) {
+	root, err := os.OpenRoot(rootDir)
+	if err != nil {
+		return nil, err
+	}
 	if dir := filepath.Dir(rel); dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return err
+			_ = root.Close()
+			return nil, err
 		}
 	}
 	mode := fs.FileMode(0o644)
@@ -101,35 +121,49 @@ func writeAtomicUnder(rootDir, rel, content string) error {
 	}
 	var suffix [6]byte
 	_, _ = rand.Read(suffix[:])
-	tmpName := filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".tandem-"+hex.EncodeToString(suffix[:]))
-	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	s := &staged{root: root, rel: rel, tmp: filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".tandem-"+hex.EncodeToString(suffix[:]))}
+	tmp, err := root.OpenFile(s.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
-		return err
+		_ = root.Close()
+		return nil, err
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = root.Remove(tmpName)
+	err = func() error {
+		if _, err := tmp.WriteString(content); err != nil {
+			return err
 		}
+		if err := tmp.Sync(); err != nil {
+			return err
+		}
+		return tmp.Chmod(mode)
 	}()
-	if _, err := tmp.WriteString(content); err != nil {
-		_ = tmp.Close()
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.discard()
+		return nil, err
+	}
+	return s, nil
+}
+
+// commit renames the staged content into place.
+func (s *staged) commit() error {
+	if err := s.root.Rename(s.tmp, s.rel); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := root.Rename(tmpName, rel); err != nil {
-		return err
-	}
-	committed = true
+	s.committed = true
 	return nil
+}
+
+// discard removes the temporary file unless it was committed, and lets the root go; it may be
+// called more than once.
+func (s *staged) discard() {
+	if s.root == nil {
+		return
+	}
+	if !s.committed {
+		_ = s.root.Remove(s.tmp)
+	}
+	_ = s.root.Close()
+	s.root = nil
 }

@@ -1,5 +1,5 @@
-// Package tool holds the built-in tools the agent calls: bash, read, write, edit, list, glob, grep,
-// todowrite and todoread. Their inputs, outputs and metadata use OpenCode's names so that clients
+// Package tool holds the built-in tools the agent calls: bash, read, write, edit, multiedit,
+// apply_patch, list, glob, grep, webfetch, todowrite and todoread. Their inputs, outputs and metadata use OpenCode's names so that clients
 // written for OpenCode render tandem's tool parts unchanged.
 //
 // Every tool asks its Call's Gate before it acts, and a path that leaves the session's directory is
@@ -182,7 +182,9 @@ func NewSet(tools ...Tool) *Set {
 	return s
 }
 
-// Builtins returns the built-in tools: bash, read, write, edit, list, glob, grep, todowrite, todoread.
+// Builtins returns the built-in tools: bash, read, write, edit, multiedit, apply_patch, list, glob,
+// grep, webfetch, todowrite, todoread. A turn offers apply_patch or edit and write, by the model
+// (PatchTools).
 func Builtins(opts Options) *Set {
 	opts = opts.withDefaults()
 	return NewSet(
@@ -190,9 +192,12 @@ func Builtins(opts Options) *Set {
 		Read{},
 		Write{},
 		Edit{},
+		MultiEdit{},
+		ApplyPatch{},
 		List{},
 		Glob{},
 		Grep{},
+		WebFetch{},
 		TodoWrite{},
 		TodoRead{},
 	)

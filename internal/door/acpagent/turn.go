@@ -283,7 +283,7 @@ func kindOf(name string) acp.ToolKind {
 		return acp.ToolKindExecute
 	case "read":
 		return acp.ToolKindRead
-	case "write", "edit", "patch", "multiedit":
+	case "write", "edit", "patch", "apply_patch", "multiedit":
 		return acp.ToolKindEdit
 	case "glob", "grep", "list", "codesearch":
 		return acp.ToolKindSearch

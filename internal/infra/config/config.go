@@ -148,6 +148,9 @@ type ModelConfig struct {
 	ToolCall    *bool       `json:"tool_call,omitempty"`
 	Cost        *ModelCost  `json:"cost,omitempty"`
 	Limit       *ModelLimit `json:"limit,omitempty"`
+	// Patch offers the model apply_patch instead of edit, multiedit and write (true), or those
+	// instead of apply_patch (false); unset, GPT models get apply_patch (OpenCode's rule).
+	Patch *bool `json:"patch,omitempty"`
 }
 
 // ModelCost is in US dollars per million tokens, as OpenCode writes it.

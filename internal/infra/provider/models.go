@@ -1,5 +1,7 @@
 package provider
 
+import "strings"
+
 // ModelInfo is what tandem knows about one model: limits for context management and prices for
 // the cost of a message.
 type ModelInfo struct {
@@ -16,6 +18,30 @@ type ModelInfo struct {
 	ToolCall    bool
 	Attachment  bool
 	Temperature bool
+	// EditTools says which file-changing tools the model is offered: EditToolsPatch, EditToolsEdit
+	// or EditToolsAll.
+	EditTools string
+}
+
+// The tool sets a model may be offered to change files.
+const (
+	// EditToolsPatch offers apply_patch, the format OpenAI's GPT models are trained to write,
+	// instead of edit, multiedit and write.
+	EditToolsPatch = "patch"
+	// EditToolsEdit offers edit, multiedit and write, not apply_patch.
+	EditToolsEdit = "edit"
+	// EditToolsAll offers every one (the demo model, which has a directive for each).
+	EditToolsAll = "all"
+)
+
+// DefaultEditTools is OpenCode's rule: GPT models (whose IDs contain "gpt-") get apply_patch,
+// except the open-weight gpt-oss models and the gpt-4 family, which were not trained on it.
+func DefaultEditTools(modelID string) string {
+	id := strings.ToLower(modelID)
+	if strings.Contains(id, "gpt-") && !strings.Contains(id, "oss") && !strings.Contains(id, "gpt-4") {
+		return EditToolsPatch
+	}
+	return EditToolsEdit
 }
 
 // Cost is in US dollars per million tokens, the unit providers publish.
@@ -61,4 +87,4 @@ var knownModels = map[string][]ModelInfo{
 // demoModel describes the offline demo model: free, and small enough that context management
 // can be exercised with it.
 var demoModel = ModelInfo{ID: DemoID, ProviderID: DemoID, Name: "Demo (offline, scripted)", Family: "demo",
-	Context: 128000, Output: 4096, ToolCall: true}
+	Context: 128000, Output: 4096, ToolCall: true, EditTools: EditToolsAll}
