@@ -308,8 +308,12 @@ func resolveAgent(lp *loop, sess Session, agentName string, model *MessageModel)
 	if agentName == "" {
 		agentName = "build"
 	}
-	if _, ok := agentNamed(agentName); !ok {
-		return "", nil, errs.E(errs.Invalid, "agent: unknown agent %q (build, plan)", agentName)
+	def, ok := findAgent(lp.agent, agentName)
+	if !ok {
+		return "", nil, errs.E(errs.Invalid, "agent: unknown agent %q (build, plan, or one the configuration defines)", agentName)
+	}
+	if model == nil && def.model != nil {
+		model = def.model
 	}
 	if model == nil && sess.Model != nil {
 		model = &MessageModel{ProviderID: sess.Model.ProviderID, ModelID: sess.Model.ID}
@@ -714,7 +718,7 @@ func (s *Service) resume(ctx context.Context, r resumePoint) error {
 		return fmt.Errorf("provider %q is not configured any more", model.ProviderID)
 	}
 	agentName := r.msg.Agent
-	if _, ok := agentNamed(agentName); !ok {
+	if _, ok := findAgent(s.loop.agent, agentName); !ok {
 		return fmt.Errorf("unknown agent %q", agentName)
 	}
 	in := PromptInput{Agent: agentName, Model: model, Tools: user.Info.Tools, System: user.Info.System}

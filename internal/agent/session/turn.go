@@ -189,13 +189,16 @@ func (s *Service) runTurn(ctx context.Context, ag Agent, t *turn) (WithParts, er
 		}()
 		defer func() { <-titled }()
 	}
-	def, _ := agentNamed(t.input.Agent) // checked when the prompt was accepted
+	def, _ := findAgent(ag, t.input.Agent) // checked when the prompt was accepted
 	if r := t.resume; r != nil && r.elicitation != "" && ag.Elicitations != nil {
 		// The MCP server that asked stopped with the previous process: its tools are back once the
 		// new process has connected it (or failed to, and the call fails as a missing tool).
 		_ = ag.Elicitations.WaitStarted(ctx)
 	}
 	tools := toolsFor(ag, sid, def, t.input.Tools)
+	if task := s.taskTool(ag, def, t.input.Tools); task != nil {
+		tools = append(tools, task)
+	}
 	tools = editToolsFor(ag, t.input.Model, tools)
 	specs := make([]provider.ToolSpec, 0, len(tools))
 	byName := make(map[string]tool.Tool, len(tools))
@@ -753,9 +756,15 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	}
 	var gate tool.Gate = allowAll{}
 	if ag.Permissions != nil {
-		def, _ := agentNamed(agent)
+		def, _ := findAgent(ag, agent)
 		scope := permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: s.GrantScope(ctx, sess.Directory),
 			MessageID: msg.ID, CallID: call.ID, Rules: def.info.Permission, Session: sess.Permission}
+		if sess.ParentID != "" {
+			var err error
+			if scope.Within, scope.ParentSessionID, scope.RootSessionID, err = s.lineage(keep, ag, sess); err != nil {
+				return p, false, fail("The rules of the session that started this subagent could not be read, so nothing was run: " + err.Error())
+			}
+		}
 		switch {
 		case resume != nil && resume.elicitation != "":
 			// The call was approved and running when the server stopped: it runs again as it was.
