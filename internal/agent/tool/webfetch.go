@@ -115,6 +115,12 @@ func (w WebFetch) Run(ctx context.Context, call *Call) (Result, error) {
 	if w.Client != nil {
 		c := *w.Client
 		client = &c
+	} else {
+		// A transport of its own, without pooled connections: nothing outlives the call.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DisableKeepAlives = true
+		defer tr.CloseIdleConnections()
+		client.Transport = tr
 	}
 	client.Jar = nil // nothing remembered between fetches, and nothing of tandem's sent
 	// Redirects are followed here, not by the client, so that each new host is asked for before
