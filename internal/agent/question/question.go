@@ -56,6 +56,10 @@ type Request struct {
 	SessionID string   `json:"sessionID" required:"true" pattern:"^ses"`
 	Questions []Info   `json:"questions" required:"true" nullable:"false"`
 	Tool      *ToolRef `json:"tool,omitempty"`
+	// ParentSessionID and RootSessionID name the sessions a subagent's session descends from, so a
+	// person looking at them sees its questions (tandem extension).
+	ParentSessionID string `json:"parentSessionID,omitempty"`
+	RootSessionID   string `json:"rootSessionID,omitempty"`
 	// Directory is the project the asking session works in; events are published there.
 	Directory string `json:"-"`
 }

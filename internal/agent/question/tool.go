@@ -73,7 +73,8 @@ func (t questionTool) Run(ctx context.Context, call *tool.Call) (tool.Result, er
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return tool.Result{}, errs.E(errs.Invalid, "The question tool was called with invalid arguments: %v. Please rewrite the input so it satisfies the expected schema.", err)
 	}
-	req := Request{SessionID: call.SessionID, Directory: call.Dir, Questions: in.Questions}
+	req := Request{SessionID: call.SessionID, Directory: call.Dir, Questions: in.Questions,
+		ParentSessionID: call.ParentSessionID, RootSessionID: call.RootSessionID}
 	if call.ID != "" {
 		req.Tool = &ToolRef{MessageID: call.MessageID, CallID: call.ID}
 	}

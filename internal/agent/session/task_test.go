@@ -11,6 +11,7 @@ import (
 
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/agent/question"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/infra/provider"
@@ -29,6 +30,13 @@ func (w withAgents) ConfiguredAgents() []AgentConfig { return w.agents }
 // newGatedService is a session service over a real SQLite file whose tool calls go through a real
 // permission service with the given configuration; agents holds the configuration's agents.
 func newGatedService(t *testing.T, rules string, agents string) (*Service, *permission.Service, string) {
+	t.Helper()
+	s, perms, _, dir := newGatedServiceWithQuestions(t, rules, agents)
+	return s, perms, dir
+}
+
+// newGatedServiceWithQuestions is newGatedService with its question service.
+func newGatedServiceWithQuestions(t *testing.T, rules string, agents string) (*Service, *permission.Service, *question.Service, string) {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "tandem.db"))
 	if err != nil {
@@ -51,8 +59,10 @@ func newGatedService(t *testing.T, rules string, agents string) (*Service, *perm
 		t.Fatal(err)
 	}
 	builtins := tool.Builtins(tool.Options{})
+	questions := question.New(question.Options{Bus: b, DB: db})
+	all := func() []tool.Tool { return append(builtins.All(), questions.Tool()) }
 	s := New(Options{DB: db, Bus: b, Version: "test", Agent: &Agent{
-		Providers: withAgents{demoOnly{provider.NewDemo()}, configured}, Tools: builtins.All, Permissions: perms}})
+		Providers: withAgents{demoOnly{provider.NewDemo()}, configured}, Tools: all, Permissions: perms, Questions: questions}})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -62,7 +72,7 @@ func newGatedService(t *testing.T, rules string, agents string) (*Service, *perm
 			t.Error(err)
 		}
 	})
-	return s, perms, t.TempDir()
+	return s, perms, questions, t.TempDir()
 }
 
 // turnOf prompts a session in the background; the returned function waits for the turn's reply.
@@ -170,6 +180,28 @@ func TestASubagentsApprovalIsListedUnderItsParentAndAnsweredThere(t *testing.T) 
 	reply := wait()
 	if got := finalText(reply); !strings.Contains(got, "from-the-child") {
 		t.Fatalf("the parent's answer %q lacks the child's output", got)
+	}
+}
+
+func TestASubagentsQuestionNamesItsParent(t *testing.T) {
+	s, _, questions, dir := newGatedServiceWithQuestions(t, `{"task": "allow"}`, "")
+	ctx := context.Background()
+	parent, err := s.Create(ctx, dir, CreateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := turnOf(t, s, parent.ID, text("task: general | ask: Which database? | Postgres | SQLite"))
+	var listed []question.Request
+	testenv.Eventually(t, "the child's question", func() bool { listed = questions.List(""); return len(listed) == 1 })
+	q := listed[0]
+	if q.SessionID == parent.ID || q.ParentSessionID != parent.ID || q.RootSessionID != parent.ID {
+		t.Fatalf("question = %+v, want the child's, naming the parent", q)
+	}
+	if err := questions.Reply(q.ID, []question.Answer{{"SQLite"}}, pending.Who{Client: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := finalText(wait()); !strings.Contains(got, "SQLite") {
+		t.Fatalf("the parent's answer %q lacks the child's", got)
 	}
 }
 

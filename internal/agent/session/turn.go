@@ -754,17 +754,20 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	if !json.Valid(input) {
 		return p, false, fail("The tool input is not valid JSON: " + string(call.Input))
 	}
+	var within []permission.Layer
+	var parentID, rootID string
+	if sess.ParentID != "" {
+		var err error
+		if within, parentID, rootID, err = s.lineage(keep, ag, sess); err != nil {
+			return p, false, fail("The rules of the session that started this subagent could not be read, so nothing was run: " + err.Error())
+		}
+	}
 	var gate tool.Gate = allowAll{}
 	if ag.Permissions != nil {
 		def, _ := findAgent(ag, agent)
 		scope := permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: s.GrantScope(ctx, sess.Directory),
-			MessageID: msg.ID, CallID: call.ID, Rules: def.info.Permission, Session: sess.Permission}
-		if sess.ParentID != "" {
-			var err error
-			if scope.Within, scope.ParentSessionID, scope.RootSessionID, err = s.lineage(keep, ag, sess); err != nil {
-				return p, false, fail("The rules of the session that started this subagent could not be read, so nothing was run: " + err.Error())
-			}
-		}
+			MessageID: msg.ID, CallID: call.ID, Rules: def.info.Permission, Session: sess.Permission,
+			Within: within, ParentSessionID: parentID, RootSessionID: rootID}
 		switch {
 		case resume != nil && resume.elicitation != "":
 			// The call was approved and running when the server stopped: it runs again as it was.
@@ -795,6 +798,7 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	res, err := tl.Run(ctx, &tool.Call{
 		ID: call.ID, SessionID: sess.ID, MessageID: msg.ID, Agent: agent, Dir: dir, Input: input,
 		Gate: gate, Progress: progress, Todos: s, Files: files, Terminals: terminals,
+		ParentSessionID: parentID, RootSessionID: rootID,
 	})
 	updates.Close()
 	mu.Lock()

@@ -41,6 +41,9 @@ type Call struct {
 	// Terminals runs bash's commands in a client's terminals (an editor's, over ACP, so the person
 	// watches them live); nil: tandem runs them.
 	Terminals Terminals
+	// ParentSessionID and RootSessionID, in a subagent's session, name the session that started it
+	// and the top of that line: what the call asks a person carries them, so it is shown there.
+	ParentSessionID, RootSessionID string
 }
 
 // Terminals runs a command in a client's terminal until it exits, the timeout passes (the client
