@@ -71,6 +71,28 @@ func Agents() []AgentInfo {
 	return out
 }
 
+// Agents lists the agents a prompt or a task can name: the built-in ones, then those the
+// configuration defines (GET /agent).
+func (s *Service) Agents() []AgentInfo {
+	out := Agents()
+	s.mu.Lock()
+	lp := s.loop
+	s.mu.Unlock()
+	if lp == nil {
+		return out
+	}
+	configs, ok := lp.agent.Providers.(AgentConfigs)
+	if !ok {
+		return out
+	}
+	for _, c := range configs.ConfiguredAgents() {
+		if a, ok := findAgent(lp.agent, c.Name); ok && !a.info.Native {
+			out = append(out, a.info)
+		}
+	}
+	return out
+}
+
 // agentNamed returns an agent's definition.
 func agentNamed(name string) (agent, bool) {
 	for _, a := range agents() {

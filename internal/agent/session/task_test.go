@@ -329,3 +329,48 @@ func TestParseAgentConfigs(t *testing.T) {
 		})
 	}
 }
+
+func TestAConfiguredSubagentIsListedAndRunsWithItsOwnRules(t *testing.T) {
+	s, perms, dir := newGatedService(t, `{"task": "allow", "bash": "allow"}`,
+		`{"reviewer": {"mode": "subagent", "description": "Reviews diffs", "permission": {"bash": "deny"}}, "off": {"mode": "subagent", "disable": true}}`)
+	var names []string
+	for _, a := range s.Agents() {
+		names = append(names, a.Name+":"+a.Mode)
+	}
+	if got := strings.Join(names, " "); got != "build:primary plan:primary general:subagent explore:subagent reviewer:subagent" {
+		t.Fatalf("agents = %s", got)
+	}
+	ctx := context.Background()
+	parent, err := s.Create(ctx, dir, CreateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turnOf(t, s, parent.ID, text("task: reviewer | run: echo reviewed"))()
+	if len(perms.List("", "")) != 0 {
+		t.Fatal("a person was asked")
+	}
+	children, err := s.Children(ctx, parent.ID)
+	if err != nil || len(children) != 1 || children[0].Agent != "reviewer" {
+		t.Fatalf("children = %+v, %v", children, err)
+	}
+	msgs, err := s.Messages(ctx, children[0].ID, MessagesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused bool
+	for _, m := range msgs.Items {
+		for _, p := range m.Parts {
+			refused = refused || (p.Type == "tool" && p.Tool == "bash" && p.State.Status == "error" && strings.Contains(p.State.Error, "prevents"))
+		}
+	}
+	if !refused {
+		t.Fatal("the reviewer's own deny did not hold")
+	}
+	reply, err := s.Prompt(ctx, parent.ID, text("task: off | run: ls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := finalText(reply); !strings.Contains(got, "not a valid agent type") {
+		t.Fatalf("a disabled agent ran: %q", got)
+	}
+}
