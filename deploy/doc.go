@@ -6,6 +6,6 @@
 // (healthcheck.sh) really authenticates. These tests need no container
 // engine; image-test.sh, which scripts/test.sh runs, builds the image with
 // Podman, runs it and brings docker-compose.yml up for real.
-// nginx.conf is the reverse-proxy configuration the README recommends;
+// nginx.conf is the reverse-proxy configuration docs/deploying.md recommends;
 // internal/door/routes/nginx_test.go runs it in a real nginx in front of the event streams.
 package deploy

@@ -77,7 +77,7 @@ else
   go run ./test/bench -smoke -tandem "$TANDEM_BIN" -opencode off
 fi
 
-echo "== the README, pasted into a shell as a newcomer would (scripts/readme-test.sh)"
+echo "== the README and docs/*.md, pasted into a shell as a newcomer would (scripts/readme-test.sh)"
 if command -v jq >/dev/null && command -v curl >/dev/null; then
   bash scripts/readme-test.sh
 else

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tandem-dev/tandem/client"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
+	"github.com/tandem-dev/tandem/internal/app"
 	"github.com/tandem-dev/tandem/internal/door/acpagent"
 )
 
@@ -32,46 +31,26 @@ func newACPCommand() *cobra.Command {
 			"tandem owns the data directory (tandem serve), it drives that one.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			level, err := parseLevel(f.serve.logLevel)
-			if err != nil {
-				return err
-			}
-			paths, err := resolvePaths(f.serve.dataDir)
+			paths, level, err := f.serve.resolve()
 			if err != nil {
 				return err
 			}
 			// stdout carries the protocol: logs go to the log file, or stderr with --print-logs.
-			logger, closeLog, err := openLogger(paths, f.serve.printLogs, cmd.ErrOrStderr(), level)
+			logger, closeLog, err := app.OpenLogger(paths, f.serve.printLogs, cmd.ErrOrStderr(), level)
 			if err != nil {
 				return err
 			}
 			defer closeLog()
-			ctx := cmd.Context()
-			var c *client.Client
-			var files func(string, tool.Files) func()
-			if cmd.Flags().Changed("attach") {
-				c, err = client.Locate(f.attach, os.Getenv, paths.State)
-				if err != nil {
-					return fmt.Errorf("--attach: %w", err)
-				}
-				if err := c.Health(ctx); err != nil {
-					return fmt.Errorf("--attach: %s: %w", c.URL(), err)
-				}
-			} else {
-				m, owner, err := startOrUse(ctx, f.serve.startOptions(paths, logger), "tandem acp", cmd.ErrOrStderr())
-				switch {
-				case err != nil:
-					return err
-				case owner != nil:
-					c = owner
-				default:
-					defer m.Close()
-					fmt.Fprintf(cmd.ErrOrStderr(), "tandem acp: HTTP server on %s\n", m.URL())
-					c = client.New(m.URL(), m.Username(), m.password)
-					files = m.sessions.SetFiles
-				}
+			c, m, err := app.Door(cmd.Context(), f.serve.options(paths, logger), f.attach, cmd.Flags().Changed("attach"), "tandem acp", cmd.ErrOrStderr())
+			if err != nil {
+				return err
 			}
-			return acpagent.Serve(ctx, acpagent.Options{Client: c, Version: version, Logger: logger, Files: files}, os.Stdout, os.Stdin)
+			var files func(string, tool.Files) func()
+			if m != nil {
+				defer m.Close()
+				files = m.SetFiles // the editor's files, for the sessions of this door's own server
+			}
+			return acpagent.Serve(cmd.Context(), acpagent.Options{Client: c, Version: app.Version(), Logger: logger, Files: files}, os.Stdout, os.Stdin)
 		},
 	}
 	fl := cmd.Flags()

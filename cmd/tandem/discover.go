@@ -1,15 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
-	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tandem-dev/tandem/internal/app"
 	"github.com/tandem-dev/tandem/internal/infra/discovery"
 )
 
@@ -41,27 +39,7 @@ func newDiscoverCommand() *cobra.Command {
 				return fmt.Errorf("--timeout %v: must be positive, e.g. 2s", timeout)
 			}
 			cmd.SilenceUsage = true // the flags are fine; what follows is about the network
-			servers, err := discovery.Browse(cmd.Context(), timeout, iface)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(servers)
-			}
-			if len(servers) == 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "No tandem servers answered within %v. A server advertises only when started with\n"+
-					"`tandem serve --mdns --hostname 0.0.0.0`, and mDNS does not cross routers or container bridges.\n", timeout)
-				return nil
-			}
-			table := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(table, "NAME\tADDRESS\tPORT\tHOST\tURL")
-			for _, s := range servers {
-				fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Addr, strconv.Itoa(s.Port), s.Host, s.URL())
-			}
-			return table.Flush()
+			return app.Discover(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), timeout, iface, asJSON)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", discovery.DefaultBrowseTimeout, "how long to wait for answers")

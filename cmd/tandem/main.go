@@ -1,5 +1,6 @@
 // Command tandem is a coding-agent application server: `tandem serve` runs it headless, `tandem web`
-// adds the browser UI, `tandem openapi` prints the API document.
+// adds the browser UI, `tandem openapi` prints the API document. The commands parse their flags and
+// call into internal/app, where the server is wired, and the doors under internal/door.
 package main
 
 import (
@@ -12,11 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tandem-dev/tandem/internal/app"
+	"github.com/tandem-dev/tandem/internal/door/run"
 	"github.com/tandem-dev/tandem/internal/infra/sandbox"
 )
-
-// version is stamped by the release build (-ldflags "-X main.version=...").
-var version = "0.1.0-dev"
 
 func main() {
 	// A command the agent runs starts as this binary, which confines itself and execs it.
@@ -25,9 +25,9 @@ func main() {
 	defer stop()
 	if err := newRootCommand().ExecuteContext(ctx); err != nil {
 		code := 1
-		var exit *exitError
+		var exit *run.ExitError
 		if errors.As(err, &exit) {
-			code = exit.code
+			code = exit.Code
 		}
 		if msg := err.Error(); msg != "" {
 			fmt.Fprintln(os.Stderr, "tandem:", msg)
@@ -42,10 +42,10 @@ func newRootCommand() *cobra.Command {
 		Use:           "tandem",
 		Short:         "A coding-agent application server",
 		Long:          "tandem runs AI coding sessions over HTTP, streams every event over SSE, and lets any client answer what the agent needs from a person.",
-		Version:       version,
+		Version:       app.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(false), newServeCommand(true), newOpenAPICommand(), newDiscoverCommand(), newWatchdogCommand(), newTrustCommand(), newMCPCommand(), newACPCommand(), newRunCommand(), newAttachCommand())
+	root.AddCommand(newServeCommand(false), newServeCommand(true), newOpenAPICommand(), newDiscoverCommand(), newWatchdogCommand(), newTrustCommand(), newMCPCommand(), newACPCommand(), newAppServerCommand(), newRunCommand(), newAttachCommand(), newManCommand())
 	return root
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tandem-dev/tandem/internal/infra/config"
+	"github.com/tandem-dev/tandem/internal/app"
 )
 
 // newTrustCommand manages the user's list of trusted project directories. Until a directory is
@@ -24,42 +22,17 @@ func newTrustCommand() *cobra.Command {
 			"(\"trust\" in $XDG_CONFIG_HOME/tandem/tandem.json); a running server applies it on its next config load.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out := cmd.OutOrStdout()
 			if list {
 				if len(args) > 0 || remove {
 					return fmt.Errorf("--list takes no directory and no --remove")
 				}
-				dirs, err := config.TrustedDirs(os.Getenv)
-				if err != nil {
-					return err
-				}
-				for _, d := range dirs {
-					fmt.Fprintln(out, d)
-				}
-				return nil
+				return app.TrustList(cmd.OutOrStdout())
 			}
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			abs, err := filepath.Abs(dir)
-			if err != nil {
-				return err
-			}
-			if remove {
-				file, err := config.Untrust(os.Getenv, abs)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "no longer trusted: %s (%s)\n", abs, file)
-				return nil
-			}
-			file, err := config.Trust(os.Getenv, abs)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "trusted: %s (%s)\n", abs, file)
-			return nil
+			return app.Trust(cmd.OutOrStdout(), dir, remove)
 		},
 	}
 	cmd.Flags().BoolVar(&list, "list", false, "list the trusted directories")

@@ -3,8 +3,11 @@
 package architecture
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -124,4 +127,51 @@ func TestTheRootStaysSmall(t *testing.T) {
 // ignoredBuildOutput is what .gitignore keeps out of the repository at the root: a local build.
 func ignoredBuildOutput(name string) bool {
 	return name == "bin" || name == "tandem" || filepath.Ext(name) == ".test"
+}
+
+// TestMainHoldsOnlyTheCommands keeps package main what a newcomer reads first and quickly: the cobra
+// commands, which parse flags and call into internal/. The wiring lives in internal/app, the doors in
+// internal/door, and the tests that drive the real binary in test/integration, so no test file of
+// package main grows into a suite of its own.
+func TestMainHoldsOnlyTheCommands(t *testing.T) {
+	const maxCode, maxTest = 600, 300
+	root := testenv.ModuleRoot(t)
+	code := 0
+	err := filepath.WalkDir(filepath.Join(root, "cmd"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".go" {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.PackageClauseOnly)
+		if err != nil {
+			return err
+		}
+		if f.Name.Name != "main" {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		lines := bytes.Count(src, []byte("\n"))
+		if strings.HasSuffix(path, "_test.go") {
+			if lines > maxTest {
+				t.Errorf("%s is a package main test of %d lines; keep it at %d or fewer (tests of the real binary belong in test/integration)", rel, lines, maxTest)
+			}
+			return nil
+		}
+		if filepath.Dir(rel) == filepath.Join("cmd", "tandem") {
+			code += lines
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code == 0 {
+		t.Fatal("found no code in cmd/tandem")
+	}
+	if code > maxCode {
+		t.Errorf("cmd/tandem holds %d lines of non-test code; keep it at %d or fewer: move logic into internal/app or a door", code, maxCode)
+	}
 }

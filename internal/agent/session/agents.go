@@ -75,18 +75,15 @@ func Agents() []AgentInfo {
 // configuration defines (GET /agent).
 func (s *Service) Agents() []AgentInfo {
 	out := Agents()
-	s.mu.Lock()
-	lp := s.loop
-	s.mu.Unlock()
-	if lp == nil {
+	if s.agent == nil {
 		return out
 	}
-	configs, ok := lp.agent.Providers.(AgentConfigs)
+	configs, ok := s.agent.Providers.(AgentConfigs)
 	if !ok {
 		return out
 	}
 	for _, c := range configs.ConfiguredAgents() {
-		if a, ok := findAgent(lp.agent, c.Name); ok && !a.info.Native {
+		if a, ok := findAgent(*s.agent, c.Name); ok && !a.info.Native {
 			out = append(out, a.info)
 		}
 	}

@@ -38,17 +38,14 @@ func (s *Service) Summarize(ctx context.Context, sessionID string, in SummarizeI
 	if in.ProviderID == "" || in.ModelID == "" {
 		return errs.E(errs.Invalid, "providerID and modelID are both required")
 	}
-	s.mu.Lock()
-	lp := s.loop
-	s.mu.Unlock()
-	if lp == nil {
+	if s.agent == nil {
 		return errs.E(errs.Unavailable, "no agent is configured")
 	}
 	sess, err := s.Get(ctx, sessionID)
 	if err != nil {
 		return err
 	}
-	if _, ok := lp.agent.Providers.Get(in.ProviderID); !ok {
+	if _, ok := s.agent.Providers.Get(in.ProviderID); !ok {
 		return errs.Named(errs.Invalid, "ProviderNotFoundError", "providerID: provider %q is not configured", in.ProviderID)
 	}
 	agentName, err := s.lastAgent(ctx, sess)
@@ -59,23 +56,13 @@ func (s *Service) Summarize(ctx context.Context, sessionID string, in SummarizeI
 
 	// Hold the session's runner from the check on, so that no turn starts in between; prompts
 	// that arrive meanwhile queue behind the compaction.
-	s.mu.Lock()
-	if _, busy := lp.runners[sessionID]; busy {
-		s.mu.Unlock()
-		return busyError(sessionID)
+	if err := s.runs.hold(sessionID, false); err != nil {
+		return err
 	}
-	if lp.closed {
-		s.mu.Unlock()
-		return errs.E(errs.Unavailable, "the server is shutting down")
-	}
-	r := &runner{done: make(chan struct{})}
-	lp.runners[sessionID] = r
-	lp.wg.Add(1)
-	s.mu.Unlock()
 
 	user, part, sess, err := s.storeCompaction(ctx, sess, agentName, model, in.Auto, "", false)
 	if err != nil {
-		s.release(lp, sessionID)
+		s.runs.release(sessionID)
 		return err
 	}
 	s.announce(sess)
@@ -84,10 +71,7 @@ func (s *Service) Summarize(ctx context.Context, sessionID string, in SummarizeI
 
 	t := &turn{ctx: context.WithoutCancel(ctx), user: user, input: PromptInput{Agent: agentName, Model: model},
 		result: make(chan turnResult, 1), compact: &compactJob{}}
-	s.mu.Lock()
-	r.queue = append([]*turn{t}, r.queue...)
-	s.mu.Unlock()
-	go s.drain(lp, sessionID)
+	s.runs.runHeld(sessionID, t)
 	select {
 	case res := <-t.result:
 		return res.err
@@ -119,21 +103,6 @@ func (s *Service) lastAgent(ctx context.Context, sess Session) (string, error) {
 		return sess.Agent, nil
 	}
 	return "build", nil
-}
-
-// release gives back a runner held by Summarize that ran nothing, or runs what queued behind it.
-func (s *Service) release(lp *loop, sessionID string) {
-	s.mu.Lock()
-	r := lp.runners[sessionID]
-	if len(r.queue) == 0 {
-		delete(lp.runners, sessionID)
-		close(r.done)
-		lp.wg.Done()
-		s.mu.Unlock()
-		return
-	}
-	s.mu.Unlock()
-	go s.drain(lp, sessionID)
 }
 
 // storeCompaction stores the user message that asks for a compaction, and its compaction part,
@@ -265,8 +234,8 @@ func (s *Service) summarizeStep(ctx context.Context, ag Agent, prov provider.Pro
 
 	st := s.newStep(dir, msg)
 	msgs := append(slices.Clip(history), provider.Message{Role: provider.RoleUser, Text: provider.CompactionPrompt})
-	req := provider.Request{Model: model.ModelID, System: []string{provider.CompactionSystem}, Messages: msgs}
-	callErr := s.callModel(ctx, ag, prov, req, st, dir, msg.SessionID)
+	req := provider.Request{Model: model.ModelID, System: []string{provider.CompactionSystem}, Messages: s.withAttachments(ag, model, dir, msgs)}
+	callErr := st.call(ctx, ag, prov, req)
 	text := st.text
 	if err := st.closeStreams(keep); err != nil {
 		return msg, parts, "", err

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/base/id"
@@ -22,56 +21,19 @@ func busyError(sessionID string) error {
 // exclusive runs fn while the session has no turn running or queued, and refuses with busyError
 // otherwise. A prompt that arrives while fn runs is queued and starts once fn returns.
 func (s *Service) exclusive(sessionID string, fn func() error) error {
-	s.mu.Lock()
-	lp := s.loop
-	if lp == nil {
-		s.mu.Unlock()
+	if s.agent == nil {
 		defer s.histories.drop(sessionID)
 		return fn()
 	}
-	for retired := false; ; retired = true {
-		r, busy := lp.runners[sessionID]
-		if !busy {
-			break
-		}
-		_, running := s.status[sessionID]
-		if running || len(r.queue) > 0 || retired {
-			s.mu.Unlock()
-			return busyError(sessionID)
-		}
-		// The last turn has ended (its session.idle is out, its reply may be) and its runner is
-		// retiring: a client that acts on that must not be refused. Wait for it, briefly.
-		s.mu.Unlock()
-		select {
-		case <-r.done:
-		case <-time.After(time.Second):
-		}
-		s.mu.Lock()
+	// The edit holds the session's runner: a prompt queues behind it, as behind a turn.
+	if err := s.runs.hold(sessionID, true); err != nil {
+		return err
 	}
-	if lp.closed {
-		s.mu.Unlock()
-		return errs.E(errs.Unavailable, "the server is shutting down")
-	}
-	// The edit holds the session's runner: schedule queues behind it, as behind a turn.
-	lp.runners[sessionID] = &runner{done: make(chan struct{})}
-	lp.wg.Add(1)
-	s.mu.Unlock()
-
 	err := fn()
 	// fn may have changed messages the kept history holds: the next turn reads them all again.
 	s.histories.drop(sessionID)
-	s.mu.Lock()
-	r := lp.runners[sessionID]
-	if len(r.queue) == 0 {
-		delete(lp.runners, sessionID)
-		close(r.done)
-		lp.wg.Done()
-		s.mu.Unlock()
-		return err
-	}
-	s.mu.Unlock()
-	// Prompts arrived meanwhile: their turns run now, as they would after a turn.
-	go s.drain(lp, sessionID)
+	// Prompts that arrived meanwhile run now, as they would after a turn.
+	s.runs.release(sessionID)
 	return err
 }
 

@@ -214,8 +214,11 @@ func summarize(out []provider.Message, starts map[string]int, compaction, tail s
 }
 
 // userMessage is a user message's text and attached files as one provider message; a compaction
-// reads as SummaryQuestion.
+// reads as SummaryQuestion. An image or a PDF becomes an attachment, read from its URL when the
+// message is sent (withAttachments); any other file is named in the text, after the synthetic part
+// that carries its content.
 func userMessage(parts []Part) provider.Message {
+	var attachments []provider.Attachment
 	var b strings.Builder
 	for _, p := range parts {
 		switch p.Type {
@@ -227,7 +230,15 @@ func userMessage(parts []Part) provider.Message {
 				b.WriteString(*p.Text)
 			}
 		case "file":
-			b.WriteString("\n[attached file: " + p.Filename + " (" + p.Mime + ") " + p.URL + "]")
+			if sentAsContent(p.Mime) {
+				attachments = append(attachments, provider.Attachment{Mime: p.Mime, Filename: p.Filename, URL: p.URL})
+				continue
+			}
+			where := p.URL
+			if strings.HasPrefix(where, "data:") {
+				where = "(pasted)" // its text is in the synthetic part before it
+			}
+			b.WriteString("\n[attached file: " + p.Filename + " (" + p.Mime + ") " + where + "]")
 		case "compaction":
 			if b.Len() > 0 {
 				b.WriteString("\n")
@@ -235,5 +246,5 @@ func userMessage(parts []Part) provider.Message {
 			b.WriteString(provider.SummaryQuestion)
 		}
 	}
-	return provider.Message{Role: provider.RoleUser, Text: b.String()}
+	return provider.Message{Role: provider.RoleUser, Text: b.String(), Attachments: attachments}
 }

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tandem-dev/tandem/internal/agent/pending"
@@ -67,8 +65,8 @@ type Elicitations interface {
 	WaitStarted(ctx context.Context) error
 }
 
-// newLoop applies the defaults of an Agent.
-func newLoop(a Agent) *loop {
+// withDefaults applies the defaults of an Agent.
+func withDefaults(a Agent) *Agent {
 	if a.MaxSteps <= 0 {
 		a.MaxSteps = 50
 	}
@@ -78,37 +76,7 @@ func newLoop(a Agent) *loop {
 	if a.RetryBase <= 0 {
 		a.RetryBase = time.Second
 	}
-	return &loop{agent: a, runners: map[string]*runner{}}
-}
-
-// loop runs turns: one at a time per session, queued in arrival order.
-type loop struct {
-	agent   Agent
-	wg      sync.WaitGroup
-	closed  bool
-	runners map[string]*runner // guarded by Service.mu
-}
-
-type runner struct {
-	queue  []*turn
-	cancel context.CancelCauseFunc // of the running turn
-	done   chan struct{}           // closed when the runner retires
-}
-
-type turn struct {
-	ctx     context.Context // the enqueuing request's values, never its cancellation
-	user    Message
-	input   PromptInput
-	result  chan turnResult // buffered 1
-	resume  *resumePoint    // set when the turn resumes one the server was running when it stopped
-	shell   *ShellInput     // set when the turn is a command the user runs (POST /session/{id}/shell)
-	compact *compactJob     // set when the turn summarises the session (Summarize) instead
-	title   string          // the placeholder title the prompt gave the session, to replace with one the model writes
-}
-
-type turnResult struct {
-	reply WithParts
-	err   error
+	return &a
 }
 
 // PromptInput is the body of POST /session/{id}/message and prompt_async.
@@ -196,25 +164,32 @@ func (s *Service) PromptAsync(ctx context.Context, sessionID string, in PromptIn
 	return t.user, nil
 }
 
+// enqueue stores a prompt and queues its turn.
 func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput) (*turn, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	lp := s.loop
-	s.mu.Unlock()
-	if lp == nil {
+	if s.agent == nil {
 		return nil, errs.E(errs.Unavailable, "no agent is configured")
 	}
 	sess, err := s.Get(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	agentName, model, err := resolveAgent(lp, sess, in.Agent, in.Model)
+	agentName, model, err := resolveAgent(*s.agent, sess, in.Agent, in.Model)
 	if err != nil {
 		return nil, err
 	}
-	in.Agent, in.Model = agentName, model
+	// A variant is the prompt's, else the session's when the prompt keeps the session's model.
+	chosen := *model
+	if in.Variant == "" && sess.Model != nil && sess.Model.ProviderID == chosen.ProviderID && sess.Model.ID == chosen.ModelID {
+		in.Variant = sess.Model.Variant
+	}
+	chosen.Variant = in.Variant
+	in.Agent, in.Model = agentName, &chosen
+	if err := checkAttachments(*s.agent, in.Model, sess.Directory, in.Parts); err != nil {
+		return nil, err
+	}
 	in.Parts = withFileContents(sess.Directory, in.Parts)
 
 	// Store the title, the user message and its parts before anything else, in one write:
@@ -223,9 +198,29 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 	if sess.Title == "" || strings.HasPrefix(sess.Title, "New session - ") {
 		retitle = titleFrom(firstText(in.Parts))
 	}
+	user, parts := s.promptMessage(sessionID, in)
+	if err := s.storePrompt(ctx, sessionID, user, parts, retitle); err != nil {
+		return nil, err
+	}
+
+	// The turn outlives the request that started it (prompt_async answers at once).
+	t := &turn{ctx: context.WithoutCancel(ctx), user: user, input: in, result: make(chan turnResult, 1), title: retitle}
+	if in.NoReply {
+		t.result <- turnResult{reply: WithParts{Info: user, Parts: nil}}
+		return t, nil
+	}
+	if !s.runs.schedule(sessionID, t) {
+		return nil, errs.E(errs.Unavailable, "the server is shutting down")
+	}
+	return t, nil
+}
+
+// promptMessage is the user message of a prompt and its parts, with the IDs a client gave them
+// (a malformed part ID is replaced).
+func (s *Service) promptMessage(sessionID string, in PromptInput) (Message, []Part) {
 	user := Message{
-		ID: in.MessageID, SessionID: sessionID, Role: RoleUser, Agent: agentName,
-		Time: MessageTime{Created: s.nowMS()}, Model: model, System: in.System, Tools: in.Tools,
+		ID: in.MessageID, SessionID: sessionID, Role: RoleUser, Agent: in.Agent,
+		Time: MessageTime{Created: s.nowMS()}, Model: in.Model, System: in.System, Tools: in.Tools,
 	}
 	if user.ID == "" {
 		user.ID = s.ids.New(id.Message)
@@ -247,9 +242,15 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 		}
 		parts = append(parts, p)
 	}
-	var titled Session
+	return user, parts
+}
+
+// storePrompt stores a prompt's user message and parts, and the session's new title when retitle
+// is set, in one write that also makes a pending revert permanent; then it announces them.
+func (s *Service) storePrompt(ctx context.Context, sessionID string, user Message, parts []Part, retitle string) error {
+	var sess, titled Session
 	var dropped removed
-	err = s.db.Tx(ctx, func(q store.Tx) error {
+	err := s.db.Tx(ctx, func(q store.Tx) error {
 		// A prompt after a revert makes it permanent: the reverted messages go, in this write.
 		var err error
 		if dropped, err = commitRevert(ctx, q, sessionID); err != nil {
@@ -272,7 +273,7 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(dropped.messages)+len(dropped.parts) > 0 {
 		s.histories.drop(sessionID)
@@ -286,29 +287,19 @@ func (s *Service) enqueue(ctx context.Context, sessionID string, in PromptInput)
 		s.publishPart(sess.Directory, p)
 	}
 	s.announce(sess)
-
-	// The turn outlives the request that started it (prompt_async answers at once).
-	t := &turn{ctx: context.WithoutCancel(ctx), user: user, input: in, result: make(chan turnResult, 1), title: retitle}
-	if in.NoReply {
-		t.result <- turnResult{reply: WithParts{Info: user, Parts: nil}}
-		return t, nil
-	}
-	if !s.schedule(lp, sessionID, t) {
-		return nil, errs.E(errs.Unavailable, "the server is shutting down")
-	}
-	return t, nil
+	return nil
 }
 
 // resolveAgent picks a turn's agent and model: the ones asked for, else the session's, else the
 // defaults (build, the configured default model).
-func resolveAgent(lp *loop, sess Session, agentName string, model *MessageModel) (string, *MessageModel, error) {
+func resolveAgent(ag Agent, sess Session, agentName string, model *MessageModel) (string, *MessageModel, error) {
 	if agentName == "" {
 		agentName = sess.Agent
 	}
 	if agentName == "" {
 		agentName = "build"
 	}
-	def, ok := findAgent(lp.agent, agentName)
+	def, ok := findAgent(ag, agentName)
 	if !ok {
 		return "", nil, errs.E(errs.Invalid, "agent: unknown agent %q (build, plan, or one the configuration defines)", agentName)
 	}
@@ -319,34 +310,13 @@ func resolveAgent(lp *loop, sess Session, agentName string, model *MessageModel)
 		model = &MessageModel{ProviderID: sess.Model.ProviderID, ModelID: sess.Model.ID}
 	}
 	if model == nil {
-		p, m := lp.agent.Providers.Default()
+		p, m := ag.Providers.Default()
 		model = &MessageModel{ProviderID: p, ModelID: m}
 	}
-	if _, ok := lp.agent.Providers.Get(model.ProviderID); !ok {
+	if _, ok := ag.Providers.Get(model.ProviderID); !ok {
 		return "", nil, errs.Named(errs.Invalid, "ProviderNotFoundError", "model: provider %q is not configured", model.ProviderID)
 	}
 	return agentName, model, nil
-}
-
-// schedule queues a turn on its session's runner, starting the runner if the session is idle. It
-// reports false when the loop is shutting down.
-func (s *Service) schedule(lp *loop, sessionID string, t *turn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lp.closed {
-		return false
-	}
-	r, busy := lp.runners[sessionID]
-	if !busy {
-		r = &runner{done: make(chan struct{})}
-		lp.runners[sessionID] = r
-	}
-	r.queue = append(r.queue, t)
-	if !busy {
-		lp.wg.Add(1)
-		go s.drain(lp, sessionID)
-	}
-	return true
 }
 
 // isObject reports whether raw JSON is an object.
@@ -372,48 +342,6 @@ func titleFrom(text string) string {
 	return line
 }
 
-// drain runs a session's queued turns one after another, then retires the runner.
-func (s *Service) drain(lp *loop, sessionID string) {
-	defer lp.wg.Done()
-	for {
-		s.mu.Lock()
-		r := lp.runners[sessionID]
-		if len(r.queue) == 0 {
-			delete(lp.runners, sessionID)
-			close(r.done)
-			s.mu.Unlock()
-			return
-		}
-		t := r.queue[0]
-		r.queue = r.queue[1:]
-		ctx, cancel := context.WithCancelCause(t.ctx)
-		r.cancel = cancel
-		s.mu.Unlock()
-
-		var reply WithParts
-		var err error
-		if t.shell != nil {
-			reply, err = s.runShell(ctx, lp.agent, sessionID, t)
-		} else {
-			reply, err = s.runTurn(ctx, lp.agent, t)
-		}
-		cancel(nil)
-		// The runner retires before the last turn's caller hears of it, so that what the caller
-		// does next (an edit, a compaction) finds the session idle.
-		s.mu.Lock()
-		last := len(r.queue) == 0
-		if last {
-			delete(lp.runners, sessionID)
-			close(r.done)
-		}
-		s.mu.Unlock()
-		t.result <- turnResult{reply: reply, err: err}
-		if last {
-			return
-		}
-	}
-}
-
 // Abort stops the running turn of a session and every turn queued behind it. Pending approvals and
 // questions of the session resolve as rejected through the turn's cancelled context.
 func (s *Service) Abort(ctx context.Context, sessionID string) (bool, error) {
@@ -422,40 +350,6 @@ func (s *Service) Abort(ctx context.Context, sessionID string) (bool, error) {
 	}
 	s.abortAndWait(sessionID, nil)
 	return true, nil
-}
-
-// abortAndWait stops a session's turns. cause is why: nil for an abort, which resolves the turn's
-// pending requests as rejected; pending.ErrServerStopping for a shutdown, which leaves the turn as a
-// crash would (its pending requests stored, its message unfinished) for the next start's Recover.
-func (s *Service) abortAndWait(sessionID string, cause error) {
-	s.mu.Lock()
-	lp := s.loop
-	if lp == nil {
-		s.mu.Unlock()
-		return
-	}
-	r, ok := lp.runners[sessionID]
-	if !ok {
-		s.mu.Unlock()
-		return
-	}
-	queued := r.queue
-	r.queue = nil
-	cancel := r.cancel
-	s.mu.Unlock()
-	for _, t := range queued {
-		t.result <- turnResult{reply: s.abortedReply(sessionID, t), err: nil}
-	}
-	if cancel != nil {
-		cancel(cause)
-	}
-	// Wait until the runner has recorded the abort, so the caller sees a settled session. A tool
-	// that ignores cancellation cannot hold the caller for long.
-	select {
-	case <-r.done:
-	case <-time.After(5 * time.Second):
-		s.log.Warn("abort: the turn did not stop within 5s", "session", sessionID)
-	}
 }
 
 // abortedReply records an assistant message for a queued turn that never ran.
@@ -483,264 +377,8 @@ func (s *Service) abortedReply(sessionID string, t *turn) WithParts {
 	return WithParts{Info: msg, Parts: []Part{}}
 }
 
-// Shutdown stops every running and queued turn and waits for them, or for ctx. A running turn is
-// left as a crash leaves it, so that the next start recovers it the one way it recovers a crash:
-// a request waiting for a person stays stored and is asked again with the same ID, and its turn
-// resumes once it is answered; a tool that had to be stopped is recorded as interrupted. Queued
-// turns, which never started, are recorded as aborted.
-func (s *Service) Shutdown(ctx context.Context) {
-	s.mu.Lock()
-	lp := s.loop
-	if lp == nil {
-		s.mu.Unlock()
-		return
-	}
-	lp.closed = true
-	ids := make([]string, 0, len(lp.runners))
-	for sid := range lp.runners {
-		ids = append(ids, sid)
-	}
-	s.mu.Unlock()
-	for _, sid := range ids {
-		s.abortAndWait(sid, pending.ErrServerStopping)
-	}
-	done := make(chan struct{})
-	go func() { lp.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-}
-
-func (s *Service) setStatus(directory, sessionID string, st Status) {
-	s.mu.Lock()
-	if st.Type == "idle" {
-		delete(s.status, sessionID)
-	} else {
-		s.status[sessionID] = st
-	}
-	s.mu.Unlock()
-	s.publish(directory, "session.status", map[string]any{"sessionID": sessionID, "status": st})
-}
-
 func (s *Service) publishPart(directory string, p Part) {
 	s.publish(directory, "message.part.updated", map[string]any{"sessionID": p.SessionID, "part": p, "time": s.nowMS()})
-}
-
-// Recover deals with what a crash left running, at start. A tool call that was waiting for an
-// approval (its request is stored) resumes: the request is asked again with the same ID and the
-// turn goes on once it is answered. Everything else that was running is marked: tool parts become
-// errors and unfinished assistant messages are closed with an error, so nothing is left pending
-// forever. Stored requests whose call cannot be resumed are resolved as cancelled.
-//
-// It returns how many turns it found cut off (marked or resumed): their clients, attached before the
-// crash, hold a state the restart changed.
-func (s *Service) Recover(ctx context.Context) (int, error) {
-	var waiting []permission.Request
-	if s.loop != nil && s.loop.agent.Permissions != nil {
-		var err error
-		if waiting, err = s.loop.agent.Permissions.Stored(ctx); err != nil {
-			return 0, err
-		}
-	}
-	byCall := map[string]resumePoint{}
-	for _, req := range waiting {
-		if req.Tool != nil {
-			byCall[req.Tool.MessageID+"/"+req.Tool.CallID] = resumePoint{req: req}
-		}
-	}
-	if s.loop != nil && s.loop.agent.Questions != nil {
-		asked, err := s.loop.agent.Questions.Stored(ctx)
-		if err != nil {
-			return 0, err
-		}
-		for _, q := range asked {
-			if q.Tool != nil {
-				byCall[q.Tool.MessageID+"/"+q.Tool.CallID] = resumePoint{question: &q}
-			}
-		}
-	}
-	if s.loop != nil && s.loop.agent.Elicitations != nil {
-		asked, err := s.loop.agent.Elicitations.StoredElicitations(ctx)
-		if err != nil {
-			return 0, err
-		}
-		for call, id := range asked {
-			byCall[call] = resumePoint{elicitation: id}
-		}
-	}
-	parts, err := s.db.RunningParts(ctx)
-	if err != nil {
-		return 0, err
-	}
-	msgs, err := s.db.UnfinishedMessages(ctx)
-	if err != nil {
-		return 0, err
-	}
-	now := s.nowMS()
-	resumed := map[string]resumePoint{} // assistant message ID -> where its turn resumes
-	err = s.db.Tx(ctx, func(q store.Tx) error {
-		for _, row := range parts {
-			var p Part
-			if err := json.Unmarshal(row.Data, &p); err != nil || p.State == nil {
-				s.log.Warn("recover: unreadable tool part left as it is", "part", row.ID, "err", err)
-				continue
-			}
-			key := p.MessageID + "/" + p.CallID
-			if r, ok := byCall[key]; ok && p.State.Status == "running" {
-				if _, taken := resumed[p.MessageID]; !taken {
-					r.part = p
-					resumed[p.MessageID] = r
-					continue
-				}
-			}
-			start := now
-			if p.State.Time != nil {
-				start = p.State.Time.Start
-			}
-			p.State = &ToolState{Status: "error", Input: inputOrEmpty(p.State.Input), Metadata: p.State.Metadata,
-				Error: interruptedTool, Time: &PartTime{Start: start, End: now}}
-			if err := putPart(ctx, q, p); err != nil {
-				return err
-			}
-		}
-		for _, row := range msgs {
-			var m Message
-			if err := json.Unmarshal(row.Data, &m); err != nil {
-				s.log.Warn("recover: unreadable message left as it is", "message", row.ID, "err", err)
-				continue
-			}
-			if r, ok := resumed[m.ID]; ok {
-				r.msg = m
-				resumed[m.ID] = r
-				continue
-			}
-			m.Time.Completed = now
-			if m.Error == nil {
-				m.Error = &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "interrupted: the server stopped during this turn"}}
-			}
-			if err := putMessage(ctx, q, m); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	if len(parts)+len(msgs) > len(resumed)*2 {
-		s.log.Warn("marked interrupted work", "tool_parts", len(parts)-len(resumed), "messages", len(msgs)-len(resumed))
-	}
-	kept := map[string]bool{}
-	for _, r := range resumed {
-		if r.msg.ID == "" { // its message was completed after all: nothing to resume
-			continue
-		}
-		if err := s.resume(ctx, r); err != nil {
-			s.log.Warn("recover: the turn cannot be resumed", "session", r.msg.SessionID, "err", err)
-			if err := s.interrupt(ctx, r, now); err != nil {
-				return 0, err
-			}
-			continue
-		}
-		if r.question == nil && r.elicitation == "" {
-			kept[r.req.ID] = true
-		}
-	}
-	for _, req := range waiting {
-		if !kept[req.ID] {
-			s.loop.agent.Permissions.Abandon(req, "the server stopped while this request was waiting, and its tool call cannot be resumed")
-		}
-	}
-	return len(msgs), nil
-}
-
-// interruptedTool is the error of a tool call the server stopped (a crash, or a shutdown that had
-// to stop it): the model reads it in the conversation and the person in the part.
-const interruptedTool = "interrupted: the server stopped while this tool was running, so it did not finish; " +
-	"whatever it changed before that stays changed. Run it again if it is still needed."
-
-// unreserve cancels the reserved request of a resume point that its call did not claim. At a
-// shutdown it stays stored, for the next start.
-func (s *Service) unreserve(ctx context.Context, ag Agent, r *resumePoint, stopping bool) {
-	if stopping {
-		return
-	}
-	if r.elicitation != "" {
-		ag.Elicitations.UnreserveElicitation(ctx, r.elicitation)
-		return
-	}
-	if r.question != nil {
-		ag.Questions.Unreserve(ctx, *r.question)
-		return
-	}
-	ag.Permissions.Unreserve(r.req.ID)
-}
-
-// interrupt marks a step that cannot be resumed as interrupted, its tool part and its message in one write.
-func (s *Service) interrupt(ctx context.Context, r resumePoint, now int64) error {
-	p, m := r.part, r.msg
-	start := now
-	if p.State.Time != nil {
-		start = p.State.Time.Start
-	}
-	p.State = &ToolState{Status: "error", Input: inputOrEmpty(p.State.Input), Metadata: p.State.Metadata,
-		Error: "interrupted: the server stopped while this tool was waiting, and it cannot be resumed", Time: &PartTime{Start: start, End: now}}
-	m.Time.Completed = now
-	m.Error = &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "interrupted: the server stopped during this turn"}}
-	return s.db.Tx(ctx, func(q store.Tx) error {
-		if err := putPart(ctx, q, p); err != nil {
-			return err
-		}
-		return putMessage(ctx, q, m)
-	})
-}
-
-// resume schedules the turn of an interrupted step: the session is busy again at once.
-func (s *Service) resume(ctx context.Context, r resumePoint) error {
-	sess, err := s.Get(ctx, r.msg.SessionID)
-	if err != nil {
-		return err
-	}
-	row, rows, err := s.db.GetMessage(ctx, sess.ID, r.msg.ParentID)
-	if err != nil {
-		return err
-	}
-	user, err := decodeWithParts(row, rows)
-	if err != nil {
-		return err
-	}
-	model := user.Info.Model
-	if model == nil {
-		model = &MessageModel{ProviderID: r.msg.ProviderID, ModelID: r.msg.ModelID}
-	}
-	if _, ok := s.loop.agent.Providers.Get(model.ProviderID); !ok {
-		return fmt.Errorf("provider %q is not configured any more", model.ProviderID)
-	}
-	agentName := r.msg.Agent
-	if _, ok := findAgent(s.loop.agent, agentName); !ok {
-		return fmt.Errorf("unknown agent %q", agentName)
-	}
-	in := PromptInput{Agent: agentName, Model: model, Tools: user.Info.Tools, System: user.Info.System}
-	t := &turn{ctx: context.WithoutCancel(ctx), user: user.Info, input: in, result: make(chan turnResult, 1), resume: &r}
-	// Listed and announced before the turn runs, so that GET /permission (/question) shows it
-	// from the start.
-	switch {
-	case r.elicitation != "":
-		if err := s.loop.agent.Elicitations.ReserveElicitation(ctx, r.elicitation); err != nil {
-			return err
-		}
-	case r.question != nil:
-		s.loop.agent.Questions.Reserve(*r.question)
-	default:
-		s.loop.agent.Permissions.Reserve(r.req)
-	}
-	if !s.schedule(s.loop, sess.ID, t) {
-		s.unreserve(ctx, s.loop.agent, &r, false)
-		return errors.New("the server is shutting down")
-	}
-	s.setStatus(sess.Directory, sess.ID, Status{Type: "busy"})
-	return nil
 }
 
 func inputOrEmpty(in json.RawMessage) json.RawMessage {
@@ -767,4 +405,47 @@ func providerError(err error) *MessageError {
 		return &MessageError{Name: name, Data: data}
 	}
 	return unknownError(err)
+}
+
+// runQueued is the run queue's work: one turn of a session, whichever kind it is.
+func (s *Service) runQueued(ctx context.Context, sessionID string, t *turn) (WithParts, error) {
+	if t.shell != nil {
+		return s.runShell(ctx, *s.agent, sessionID, t)
+	}
+	return s.runTurn(ctx, *s.agent, t)
+}
+
+// abortAndWait stops a session's turns. cause is why: nil for an abort, which resolves the turn's
+// pending requests as rejected; pending.ErrServerStopping for a shutdown, which leaves the turn as a
+// crash would (its pending requests stored, its message unfinished) for the next start's Recover.
+// Queued turns that never ran are recorded as aborted.
+func (s *Service) abortAndWait(sessionID string, cause error) {
+	if s.agent == nil {
+		return
+	}
+	// It waits until the runner has recorded the abort, so the caller sees a settled session.
+	settle := func(t *turn) WithParts { return s.abortedReply(sessionID, t) }
+	if !s.runs.stop(sessionID, cause, settle, 5*time.Second) {
+		s.log.Warn("abort: the turn did not stop within 5s", "session", sessionID)
+	}
+}
+
+// Shutdown stops every running and queued turn and waits for them, or for ctx. A running turn is
+// left as a crash leaves it, so that the next start recovers it the one way it recovers a crash:
+// a request waiting for a person stays stored and is asked again with the same ID, and its turn
+// resumes once it is answered; a tool that had to be stopped is recorded as interrupted. Queued
+// turns, which never started, are recorded as aborted.
+func (s *Service) Shutdown(ctx context.Context) {
+	if s.agent == nil {
+		return
+	}
+	for _, sid := range s.runs.close() {
+		s.abortAndWait(sid, pending.ErrServerStopping)
+	}
+	s.runs.wait(ctx)
+}
+
+func (s *Service) setStatus(directory, sessionID string, st Status) {
+	s.runs.setStatus(sessionID, st)
+	s.publish(directory, "session.status", map[string]any{"sessionID": sessionID, "status": st})
 }

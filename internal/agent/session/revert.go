@@ -11,43 +11,6 @@ import (
 	"github.com/tandem-dev/tandem/internal/infra/store"
 )
 
-// track records the project's files and returns the snapshot, or "" without snapshots. A failure
-// is logged: a turn never fails because its snapshot could not be taken.
-func (s *Service) track(ctx context.Context, dir string) string {
-	if s.snaps == nil {
-		return ""
-	}
-	h, err := s.snaps.Track(ctx, Worktree(dir))
-	if err != nil {
-		s.log.Warn("snapshot not taken", "dir", dir, "err", err)
-		return ""
-	}
-	return h
-}
-
-// mayChangeFiles says whether a tool may change the project's files: every tool but the built-in
-// ones that only read (a step that calls only those, or none, takes no snapshot).
-func mayChangeFiles(toolName string) bool {
-	switch toolName {
-	case "read", "list", "glob", "grep", "todoread", "todowrite", "question", "webfetch":
-		return false
-	}
-	return true
-}
-
-// changed lists the files that differ between two snapshots.
-func (s *Service) changed(ctx context.Context, dir, from, to string) []string {
-	if s.snaps == nil || from == "" || to == "" || from == to {
-		return nil
-	}
-	files, err := s.snaps.Changed(ctx, Worktree(dir), from, to)
-	if err != nil {
-		s.log.Warn("snapshot: changed files not listed", "dir", dir, "err", err)
-		return nil
-	}
-	return files
-}
-
 // RevertInput is the body of POST /session/{id}/revert.
 type RevertInput struct {
 	MessageID string `json:"messageID" required:"true" pattern:"^msg"`
@@ -98,13 +61,13 @@ func (s *Service) Revert(ctx context.Context, sessionID string, in RevertInput) 
 		if sess.Revert != nil && sess.Revert.Snapshot != "" {
 			// Moving an existing revert point: start again from the files as they were before it.
 			rv.Snapshot = sess.Revert.Snapshot
-			if err := s.snaps.Restore(ctx, worktree, rv.Snapshot); err != nil {
+			if err := s.snaps.store.Restore(ctx, worktree, rv.Snapshot); err != nil {
 				return err
 			}
 		} else if sess.Revert == nil {
-			rv.Snapshot = s.track(ctx, sess.Directory)
+			rv.Snapshot = s.snaps.track(ctx, sess.Directory)
 		}
-		if s.snaps != nil {
+		if s.snaps.store != nil {
 			// Each file goes back to its state before the first step after the point that changed it.
 			seen := map[string]bool{}
 			for _, p := range patches {
@@ -115,13 +78,13 @@ func (s *Service) Revert(ctx context.Context, sessionID string, in RevertInput) 
 						files = append(files, f)
 					}
 				}
-				if err := s.snaps.Revert(ctx, worktree, p.Hash, files); err != nil {
+				if err := s.snaps.store.Revert(ctx, worktree, p.Hash, files); err != nil {
 					return err
 				}
 			}
 			if rv.Snapshot != "" {
-				if now := s.track(ctx, sess.Directory); now != "" {
-					if rv.Diff, err = s.snaps.Patch(ctx, worktree, rv.Snapshot, now); err != nil {
+				if now := s.snaps.track(ctx, sess.Directory); now != "" {
+					if rv.Diff, err = s.snaps.store.Patch(ctx, worktree, rv.Snapshot, now); err != nil {
 						return err
 					}
 				}
@@ -161,8 +124,8 @@ func (s *Service) Unrevert(ctx context.Context, sessionID string) (Session, erro
 			out = sess
 			return nil
 		}
-		if sess.Revert.Snapshot != "" && s.snaps != nil {
-			if err := s.snaps.Restore(ctx, Worktree(sess.Directory), sess.Revert.Snapshot); err != nil {
+		if sess.Revert.Snapshot != "" && s.snaps.store != nil {
+			if err := s.snaps.store.Restore(ctx, Worktree(sess.Directory), sess.Revert.Snapshot); err != nil {
 				return err
 			}
 		}

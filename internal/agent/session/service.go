@@ -1,30 +1,29 @@
 // Package session owns sessions, their messages and parts, and the prompt loop that runs one agent
 // turn at a time per session. It stores through package store and announces every change on the bus;
 // it knows nothing of HTTP.
+//
+// Service is the facade the doors call; its seams live in files of their own: service.go (sessions),
+// messages.go, fork.go, project.go, loop.go (prompts in, abort, shutdown), queue.go (the per-session
+// run queue), turn.go (one turn: its steps, commit and failure), step.go (one model call as it
+// streams), toolcall.go, recover.go (what a crash or a stop left running), compaction.go,
+// history.go, revert.go with snapshots.go, edit.go, share.go, shell.go.
 package session
 
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
-	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/base/id"
-	"github.com/tandem-dev/tandem/internal/infra/gitcmd"
 	"github.com/tandem-dev/tandem/internal/infra/snapshot"
 	"github.com/tandem-dev/tandem/internal/infra/store"
 )
@@ -36,17 +35,16 @@ type Service struct {
 	bus     *bus.Bus
 	ids     *id.Source
 	log     *slog.Logger
-	snaps   *snapshot.Store // nil: no snapshots
+	snaps   snapshots
 	deleted func(sessionID string)
 	version string
 	now     func() time.Time
 	// updateEvery is Options.UpdateEvery resolved: 0 announces every update.
 	updateEvery time.Duration
 
-	mu       sync.Mutex
-	status   map[string]Status // busy and retrying sessions; idle ones are absent, as OpenCode
-	projects map[string]string // directory -> project ID
-	loop     *loop             // the prompt loop; nil without Options.Agent
+	agent    *Agent    // what the prompt loop needs; nil without Options.Agent
+	runs     *runQueue // each session's turns, one at a time
+	projects projects  // each directory's project and grant scope
 
 	live      liveSteps // the model calls streaming now, whose open parts are not stored yet
 	histories histories // the start of each recent session's provider history, kept between turns
@@ -84,12 +82,10 @@ func New(o Options) *Service {
 		bus:         o.Bus,
 		ids:         id.NewSource(),
 		log:         o.Logger,
-		snaps:       o.Snapshots,
+		snaps:       snapshots{store: o.Snapshots, log: o.Logger},
 		deleted:     o.Deleted,
 		version:     o.Version,
 		now:         time.Now,
-		status:      make(map[string]Status),
-		projects:    make(map[string]string),
 		updateEvery: o.UpdateEvery,
 	}
 	switch {
@@ -99,8 +95,9 @@ func New(o Options) *Service {
 		s.updateEvery = 0
 	}
 	if o.Agent != nil {
-		s.loop = newLoop(*o.Agent)
+		s.agent = withDefaults(*o.Agent)
 	}
+	s.runs = newRunQueue(s.runQueued)
 	return s
 }
 
@@ -478,8 +475,8 @@ func (s *Service) Delete(ctx context.Context, sessionID string) error {
 		}
 		return err
 	}
-	if s.loop != nil && s.loop.agent.Permissions != nil {
-		s.loop.agent.Permissions.EndSession(sessionID) // its "session" grants end with it
+	if s.agent != nil && s.agent.Permissions != nil {
+		s.agent.Permissions.EndSession(sessionID) // its "session" grants end with it
 	}
 	if s.deleted != nil {
 		s.deleted(sessionID)
@@ -499,350 +496,14 @@ type messageCursor struct {
 	Created int64  `json:"time"`
 }
 
-// Messages returns a page of a session's messages, oldest first, and a cursor to the older ones.
-func (s *Service) Messages(ctx context.Context, sessionID string, in MessagesInput) (Page[WithParts], error) {
-	if _, err := s.Get(ctx, sessionID); err != nil {
-		return Page[WithParts]{}, err
-	}
-	return s.messages(ctx, sessionID, in)
-}
-
-// messages is Messages for callers that already know the session exists.
-func (s *Service) messages(ctx context.Context, sessionID string, in MessagesInput) (Page[WithParts], error) {
-	msgs, parts, next, err := s.messageRows(ctx, s.db, sessionID, in)
-	if err != nil {
-		return Page[WithParts]{}, err
-	}
-	live := s.live.parts(sessionID)
-	page := Page[WithParts]{NextCursor: next, Items: make([]WithParts, 0, len(msgs))}
-	for _, m := range msgs {
-		wp, err := decodeWithParts(m, parts[m.ID])
-		if err != nil {
-			return Page[WithParts]{}, err
-		}
-		for _, p := range live[m.ID] {
-			if !storedHas(parts[m.ID], p.ID) {
-				wp.Parts = append(wp.Parts, p)
-			}
-		}
-		page.Items = append(page.Items, wp)
-	}
-	return page, nil
-}
-
-// MessagesJSON is Messages encoded for the wire, a JSON array of {info, parts}: the stored
-// documents are passed through as they are, never decoded and encoded again.
-func (s *Service) MessagesJSON(ctx context.Context, sessionID string, in MessagesInput) (body []byte, nextCursor string, err error) {
-	if err := s.exists(ctx, sessionID); err != nil {
-		return nil, "", err
-	}
-	msgs, parts, next, err := s.messageRows(ctx, s.db, sessionID, in)
-	if err != nil {
-		return nil, "", err
-	}
-	// The parts a model is streaming right now, with the text announced so far.
-	for mid, live := range s.live.parts(sessionID) {
-		if parts == nil {
-			parts = map[string][]store.Part{}
-		}
-		for _, p := range live {
-			if storedHas(parts[mid], p.ID) {
-				continue
-			}
-			data, err := json.Marshal(p)
-			if err != nil {
-				return nil, "", err
-			}
-			parts[mid] = append(parts[mid], store.Part{ID: p.ID, MessageID: mid, SessionID: sessionID, Data: data})
-		}
-	}
-	size := 2
-	for _, m := range msgs {
-		size += len(m.Data) + len(`{"info":,"parts":[]},`)
-		for _, p := range parts[m.ID] {
-			size += len(p.Data) + 1
-		}
-	}
-	body = make([]byte, 0, size)
-	body = append(body, '[')
-	for i, m := range msgs {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, `{"info":`...)
-		body = append(body, m.Data...)
-		body = append(body, `,"parts":[`...)
-		for j, p := range parts[m.ID] {
-			if j > 0 {
-				body = append(body, ',')
-			}
-			body = append(body, p.Data...)
-		}
-		body = append(body, "]}"...)
-	}
-	return append(body, ']'), next, nil
-}
-
-// exists checks a session ID and that the session is stored, without decoding it.
-func (s *Service) exists(ctx context.Context, sessionID string) error {
-	if !id.Valid(id.Session, sessionID) {
-		return errs.E(errs.Invalid, "malformed session ID %q", sessionID)
-	}
-	_, err := s.db.GetSession(ctx, sessionID)
-	if errors.Is(err, store.ErrNotFound) {
-		return errs.E(errs.NotFound, "Session not found: %s", sessionID)
-	}
-	return err
-}
-
-// messageRows reads one page of stored messages and their parts, and the cursor to the older ones.
-func (s *Service) messageRows(ctx context.Context, q store.Messages, sessionID string, in MessagesInput) ([]store.Message, map[string][]store.Part, string, error) {
-	if in.Limit < 0 {
-		return nil, nil, "", errs.E(errs.Invalid, "limit: must not be negative")
-	}
-	mq := store.MessageQuery{SessionID: sessionID}
-	if in.Limit > 0 {
-		mq.Limit = in.Limit + 1
-	}
-	if in.Before != "" {
-		var c messageCursor
-		if err := decodeCursor(in.Before, &c); err != nil || !id.Valid(id.Message, c.ID) {
-			return nil, nil, "", errs.Named(errs.Invalid, "InvalidCursorError", "before: not a cursor this server issued")
-		}
-		mq.BeforeCreated, mq.BeforeID = c.Created, c.ID
-	}
-	msgs, parts, err := q.ListMessages(ctx, mq)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	next := ""
-	if in.Limit > 0 && len(msgs) > in.Limit {
-		msgs = msgs[len(msgs)-in.Limit:]
-		next = encodeCursor(messageCursor{ID: msgs[0].ID, Created: msgs[0].Created})
-	}
-	return msgs, parts, next, nil
-}
-
-// Message returns one message with its parts.
-func (s *Service) Message(ctx context.Context, sessionID, messageID string) (WithParts, error) {
-	if _, err := s.Get(ctx, sessionID); err != nil {
-		return WithParts{}, err
-	}
-	if !id.Valid(id.Message, messageID) {
-		return WithParts{}, errs.E(errs.Invalid, "malformed message ID %q", messageID)
-	}
-	m, parts, err := s.db.GetMessage(ctx, sessionID, messageID)
-	if errors.Is(err, store.ErrNotFound) {
-		return WithParts{}, errs.Named(errs.NotFound, "MessageNotFoundError", "Message not found: %s", messageID)
-	}
-	if err != nil {
-		return WithParts{}, err
-	}
-	return decodeWithParts(m, parts)
-}
-
-func decodeWithParts(m store.Message, rows []store.Part) (WithParts, error) {
-	var wp WithParts
-	if err := json.Unmarshal(m.Data, &wp.Info); err != nil {
-		return WithParts{}, fmt.Errorf("session: decode message %s: %w", m.ID, err)
-	}
-	wp.Parts = make([]Part, 0, len(rows))
-	for _, r := range rows {
-		var p Part
-		if err := json.Unmarshal(r.Data, &p); err != nil {
-			return WithParts{}, fmt.Errorf("session: decode part %s: %w", r.ID, err)
-		}
-		wp.Parts = append(wp.Parts, p)
-	}
-	return wp, nil
-}
-
 // ForkInput is the body of POST /session/{id}/fork.
 type ForkInput struct {
 	MessageID string `json:"messageID,omitempty"`
 }
 
-// Fork copies a session, up to but not including MessageID when given, into a new session titled
-// "<title> (fork #n)". As OpenCode, the fork is not a child of the original.
-func (s *Service) Fork(ctx context.Context, sessionID string, in ForkInput) (Session, error) {
-	src, err := s.Get(ctx, sessionID)
-	if err != nil {
-		return Session{}, err
-	}
-	if in.MessageID != "" && !id.Valid(id.Message, in.MessageID) {
-		return Session{}, errs.E(errs.Invalid, "messageID: malformed message ID %q", in.MessageID)
-	}
-	msgs, parts, err := s.db.ListMessages(ctx, store.MessageQuery{SessionID: sessionID})
-	if err != nil {
-		return Session{}, err
-	}
-	if in.MessageID != "" {
-		cut := -1
-		for i, m := range msgs {
-			if m.ID == in.MessageID {
-				cut = i
-			}
-		}
-		if cut < 0 {
-			return Session{}, errs.Named(errs.NotFound, "MessageNotFoundError", "Message not found: %s", in.MessageID)
-		}
-		msgs = msgs[:cut]
-	}
-	in2 := CreateInput{Title: s.forkTitle(ctx, src), Agent: src.Agent, Model: src.Model, Permission: src.Permission}
-	now := s.nowMS()
-	fork := Session{
-		ID: s.ids.NewDescending(id.Session), Slug: slug(), ProjectID: s.ProjectID(ctx, src.Directory), Directory: src.Directory,
-		Title: in2.Title, Agent: in2.Agent, Model: in2.Model, Version: s.version, Permission: in2.Permission,
-		Time: SessionTime{Created: now, Updated: now},
-	}
-	// The fork and every copied message and part are one transaction: a failure leaves no half fork.
-	err = s.db.Tx(ctx, func(q store.Tx) error {
-		if err := s.create(ctx, q, fork, false); err != nil {
-			return err
-		}
-		// Copy with fresh IDs, keeping order: IDs from one Source are ascending.
-		msgIDs := make(map[string]string, len(msgs))
-		for _, m := range msgs {
-			wp, err := decodeWithParts(m, parts[m.ID])
-			if err != nil {
-				return err
-			}
-			newID := s.ids.New(id.Message)
-			msgIDs[m.ID] = newID
-			wp.Info.ID, wp.Info.SessionID = newID, fork.ID
-			if wp.Info.ParentID != "" {
-				wp.Info.ParentID = msgIDs[wp.Info.ParentID]
-			}
-			if err := putMessage(ctx, q, wp.Info); err != nil {
-				return err
-			}
-			for _, p := range wp.Parts {
-				p.ID, p.MessageID, p.SessionID = s.ids.New(id.Part), newID, fork.ID
-				if err := putPart(ctx, q, p); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return Session{}, err
-	}
-	s.publish(fork.Directory, "session.created", map[string]any{"sessionID": fork.ID, "info": fork})
-	return fork, nil
-}
-
-func (s *Service) forkTitle(ctx context.Context, src Session) string {
-	base := src.Title
-	if i := strings.LastIndex(base, " (fork #"); i > 0 && strings.HasSuffix(base, ")") {
-		base = base[:i]
-	}
-	n := 1
-	if rows, err := s.db.ListSessions(ctx, store.SessionQuery{Directory: src.Directory, Search: base + " (fork #"}); err == nil {
-		n += len(rows)
-	}
-	return fmt.Sprintf("%s (fork #%d)", base, n)
-}
-
-func putMessage(ctx context.Context, q store.Messages, m Message) error {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return q.PutMessage(ctx, store.Message{ID: m.ID, SessionID: m.SessionID, Created: m.Time.Created, Data: data})
-}
-
-func putPart(ctx context.Context, q store.Messages, p Part) error {
-	data, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
-	return q.PutPart(ctx, store.Part{ID: p.ID, MessageID: p.MessageID, SessionID: p.SessionID, Data: data})
-}
-
 // Statuses returns the sessions that are not idle, as GET /session/status.
 func (s *Service) Statuses() map[string]Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]Status, len(s.status))
-	for k, v := range s.status {
-		out[k] = v
-	}
-	return out
-}
-
-// Directories lists the known directories of the project projectID (ProjectID's names): those its
-// sessions work in, and own (the server's directory) when it belongs to it. Sorted, absolute.
-func (s *Service) Directories(ctx context.Context, projectID, own string) ([]string, error) {
-	dirs, err := s.db.SessionDirectories(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := []string{}
-	for _, d := range append(dirs, own) {
-		if filepath.IsAbs(d) && !slices.Contains(out, d) && s.ProjectID(ctx, d) == projectID {
-			out = append(out, d)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// ProjectID names the project a directory belongs to: the root commit of its git repository (as
-// OpenCode), or "global" outside git.
-func (s *Service) ProjectID(ctx context.Context, directory string) string {
-	s.mu.Lock()
-	p, ok := s.projects[directory]
-	s.mu.Unlock()
-	if ok {
-		return p
-	}
-	p = "global"
-	if out, err := ownGit(ctx, directory, "rev-list", "--max-parents=0", "--all"); err == nil {
-		if lines := strings.Fields(string(out)); len(lines) > 0 {
-			p = lines[len(lines)-1]
-		}
-	}
-	s.mu.Lock()
-	s.projects[directory] = p
-	s.mu.Unlock()
-	return p
-}
-
-// GrantScope names where "always" grants apply: the project ID together with the directory the
-// project lives in (the repository's top level, or the directory itself outside git). Two non-git
-// directories share nothing, and a repository that copies another's root commit does not inherit
-// its grants.
-func (s *Service) GrantScope(ctx context.Context, directory string) string {
-	key := "grant-scope\x00" + directory
-	s.mu.Lock()
-	scope, ok := s.projects[key]
-	s.mu.Unlock()
-	if ok {
-		return scope
-	}
-	// The work tree is found by its .git, as the file routes and snapshots find it: git's own
-	// --show-toplevel would follow a core.worktree the repository's configuration names, and so let
-	// it claim another directory's grants.
-	root := Worktree(directory)
-	if real, err := filepath.EvalSymlinks(root); err == nil {
-		root = real
-	}
-	sum := sha256.Sum256([]byte(filepath.Clean(root)))
-	scope = s.ProjectID(ctx, directory) + "@" + hex.EncodeToString(sum[:8])
-	s.mu.Lock()
-	s.projects[key] = scope
-	s.mu.Unlock()
-	return scope
-}
-
-// ownGit runs one git command of tandem's own in directory, with no program of the repository's.
-func ownGit(ctx context.Context, directory string, args ...string) ([]byte, error) {
-	g, err := gitcmd.Open(ctx, gitcmd.Repo{Dir: directory})
-	if err != nil {
-		return nil, err
-	}
-	return g.Output(ctx, args...)
+	return s.runs.statuses()
 }
 
 func encodeCursor(v any) string {

@@ -48,24 +48,21 @@ func (s *Service) Shell(ctx context.Context, sessionID string, in ShellInput) (W
 	if err := in.Validate(); err != nil {
 		return WithParts{}, err
 	}
-	s.mu.Lock()
-	lp := s.loop
-	s.mu.Unlock()
-	if lp == nil {
+	if s.agent == nil {
 		return WithParts{}, errs.E(errs.Unavailable, "no agent is configured")
 	}
 	sess, err := s.Get(ctx, sessionID)
 	if err != nil {
 		return WithParts{}, err
 	}
-	agentName, model, err := resolveAgent(lp, sess, in.Agent, in.Model)
+	agentName, model, err := resolveAgent(*s.agent, sess, in.Agent, in.Model)
 	if err != nil {
 		return WithParts{}, err
 	}
 	in.Agent, in.Model = agentName, model
 	t := &turn{ctx: context.WithoutCancel(ctx), input: PromptInput{Agent: agentName, Model: model}, shell: &in,
 		result: make(chan turnResult, 1)}
-	if err := s.scheduleIdle(lp, sessionID, t); err != nil {
+	if err := s.runs.scheduleIdle(sessionID, t); err != nil {
 		return WithParts{}, err
 	}
 	select {
@@ -75,23 +72,6 @@ func (s *Service) Shell(ctx context.Context, sessionID string, in ShellInput) (W
 		// The client went away; the command goes on (abort stops it) and is visible on the stream.
 		return WithParts{}, ctx.Err()
 	}
-}
-
-// scheduleIdle starts a turn on a session that has none running or queued, and refuses with
-// SessionBusyError otherwise.
-func (s *Service) scheduleIdle(lp *loop, sessionID string, t *turn) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lp.closed {
-		return errs.E(errs.Unavailable, "the server is shutting down")
-	}
-	if _, busy := lp.runners[sessionID]; busy {
-		return busyError(sessionID)
-	}
-	lp.runners[sessionID] = &runner{done: make(chan struct{}), queue: []*turn{t}}
-	lp.wg.Add(1)
-	go s.drain(lp, sessionID)
-	return nil
 }
 
 // runShell is the turn of a shell request: it stores both messages in one write, runs the bash

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/tandem-dev/tandem/internal/base/atomicfile"
 	"github.com/tandem-dev/tandem/internal/infra/files"
 )
 
@@ -81,29 +82,37 @@ func readExisting(path string) (string, bool, error) {
 	return string(b), true, nil
 }
 
-// writeAtomicUnder replaces the content of rel, a path inside rootDir, in one rename, so a crash or a
-// concurrent reader never sees a half-written file. Every step goes through an os.Root opened on
-// rootDir: a symlink swapped in while a person was deciding cannot lead the write out of it.
+// writeAtomicUnder replaces the content of rel, a path inside rootDir, in one rename (see
+// atomicfile), so a crash or a concurrent reader never sees a half-written file. Every step goes
+// through an os.Root opened on rootDir: a symlink swapped in while a person was deciding cannot
+// lead the write out of it.
 func writeAtomicUnder(rootDir, rel, content string) error {
-	s, err := stage(rootDir, rel, content)
+	root, err := os.OpenRoot(rootDir)
 	if err != nil {
 		return err
 	}
-	defer s.discard()
-	return s.commit()
+	defer root.Close()
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	// The file keeps the mode it had (a script stays executable).
+	return atomicfile.WriteIn(root, rel, []byte(content), atomicfile.PermIn(root, rel, 0o644))
 }
 
-// staged is new content written beside the file it will replace, not yet in place: several can be
-// staged first and committed together, so that a change of many files fails, if it fails, before
-// any of them changed.
+// staged is new content written beside the file it will replace, not yet in place: the files of
+// one change (apply_patch, multiedit) are all staged first and then renamed together, so that the
+// change fails, if it fails, before any of them changed. (atomicfile writes and renames in one
+// step, which a change of several files cannot use.)
 type staged struct {
 	root      *os.Root
 	tmp, rel  string
 	committed bool
 }
 
-// stage writes content to a temporary file beside rel (inside rootDir), with rel's mode when it
-// exists. Nothing is visible at rel until commit.
+// stage writes content to a synced temporary file beside rel (inside rootDir), with rel's mode
+// when it exists. Nothing is visible at rel until commit.
 func stage(rootDir, rel, content string) (*staged, error) {
 	root, err := os.OpenRoot(rootDir)
 	if err != nil {
@@ -115,10 +124,7 @@ func stage(rootDir, rel, content string) (*staged, error) {
 			return nil, err
 		}
 	}
-	mode := fs.FileMode(0o644)
-	if info, err := root.Stat(rel); err == nil {
-		mode = info.Mode().Perm()
-	}
+	mode := atomicfile.PermIn(root, rel, 0o644)
 	var suffix [6]byte
 	_, _ = rand.Read(suffix[:])
 	s := &staged{root: root, rel: rel, tmp: filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".tandem-"+hex.EncodeToString(suffix[:]))}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/tandem-dev/tandem/internal/base/atomicfile"
 )
 
 // KeyFileName is the file, in the data directory, that holds the key browser sessions are signed
@@ -94,30 +96,14 @@ func (kf *keyFile) save(revoked map[string]time.Time) error {
 	return kf.write(body)
 }
 
-// write replaces the file atomically: a temporary file created 0600 in the same directory, then a
-// rename, so a crash leaves the old file or the new one and nobody else can read either.
+// write replaces the file atomically, 0600 from the start: a crash leaves the old file or the new
+// one, and nobody else can read either.
 func (kf *keyFile) write(body keyFileBody) error {
 	raw, err := json.MarshalIndent(body, "", "  ")
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(kf.path), ".web-session-*")
-	if err != nil {
-		return fmt.Errorf("auth: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("auth: %w", err)
-	}
-	if _, err := tmp.Write(append(raw, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("auth: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("auth: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), kf.path); err != nil {
+	if err := atomicfile.Write(kf.path, append(raw, '\n'), 0o600); err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}
 	return nil

@@ -115,7 +115,7 @@ func BenchmarkSessionHTTP(b *testing.B) {
 // BenchmarkSSEFanout1000 connects 1000 real TCP clients to GET /event and measures the time from
 // Publish until every client has read the frame. It also reports the memory 1000 connections cost
 // this process; the clients live in the same process, so that figure is an upper bound of the
-// server's share (cmd/tandem's BenchmarkSSEServerRSS measures a server process alone).
+// server's share (test/integration's BenchmarkSSEServerRSS measures a server process alone).
 func BenchmarkSSEFanout1000(b *testing.B) {
 	const clients = 1000
 	s := startAPIServer(b, apiOptions{noLeakCheck: true})

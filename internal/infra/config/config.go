@@ -148,6 +148,10 @@ type ModelConfig struct {
 	ToolCall    *bool       `json:"tool_call,omitempty"`
 	Cost        *ModelCost  `json:"cost,omitempty"`
 	Limit       *ModelLimit `json:"limit,omitempty"`
+	// Modalities, Options and Variants: see models.go.
+	Modalities *ModelModalities        `json:"modalities,omitempty"`
+	Options    *ModelOptions           `json:"options,omitempty"`
+	Variants   map[string]ModelOptions `json:"variants,omitempty"`
 	// Patch offers the model apply_patch instead of edit, multiedit and write (true), or those
 	// instead of apply_patch (false); unset, GPT models get apply_patch (OpenCode's rule).
 	Patch *bool `json:"patch,omitempty"`
@@ -253,6 +257,11 @@ func (c *Config) validate() (pointer string, err error) {
 			u, err := url.Parse(b)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return ptr + "/options/baseURL", fmt.Errorf("provider %q: options.baseURL must be an http or https URL, got %q", id, b)
+			}
+		}
+		for name, m := range p.Models {
+			if pointer, err := m.validate(ptr+"/models/"+escapePointer(name), id, name); err != nil {
+				return pointer, err
 			}
 		}
 		for _, t := range []struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
+	"github.com/tandem-dev/tandem/internal/base/atomicfile"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 )
 
@@ -238,34 +239,10 @@ func dropNulls(v any) any {
 	return out
 }
 
-// writeAtomic replaces path with data through a temporary file and a rename, so a reader never
-// sees half a file and a crash never leaves one.
+// writeAtomic replaces path with data, keeping the file's mode, so a reader never sees half a file
+// and a crash never leaves one.
 func writeAtomic(path string, data []byte) error {
-	mode := fs.FileMode(0o644)
-	if info, err := os.Stat(path); err == nil {
-		mode = info.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, data, atomicfile.Perm(path, 0o644)); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

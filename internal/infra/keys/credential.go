@@ -15,6 +15,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/tandem-dev/tandem/internal/base/atomicfile"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 )
 
@@ -164,51 +165,16 @@ func (s *Store) Keys() map[string]string {
 	return out
 }
 
-// write replaces the file with keys: a 0600 temporary file in the same directory, synced, then
-// renamed over the old one.
+// write replaces the file with keys, atomically and 0600 from the start.
 func (s *Store) write(keys map[string]json.RawMessage) error {
 	data, err := json.MarshalIndent(keys, "", "  ")
 	if err != nil {
 		return fmt.Errorf("credential: %w", err)
 	}
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("credential: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(s.path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("credential: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("credential: %w", err)
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("credential: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("credential: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("credential: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		return fmt.Errorf("credential: %w", err)
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes the rename durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("credential: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+	if err := atomicfile.Write(s.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("credential: %w", err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,6 +99,7 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, emit func(Event) er
 		hadTools   bool
 		tools      = map[int64]*pendingCall{}
 		initial    = map[int64]string{} // tool input sent whole in content_block_start
+		thinking   = map[int64]*Reasoning{}
 	)
 	events := sse.NewReader(resp.Body)
 	for {
@@ -135,11 +137,14 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, emit func(Event) er
 					}
 				}
 			case "thinking":
+				thinking[ev.Index] = &Reasoning{Signature: b.Signature}
 				if b.Thinking != "" {
 					if err := emit(Event{Kind: ReasoningDelta, Text: b.Thinking}); err != nil {
 						return err
 					}
 				}
+			case "redacted_thinking":
+				thinking[ev.Index] = &Reasoning{Redacted: b.Data}
 			}
 		case "content_block_delta":
 			switch ev.Delta.Type {
@@ -151,12 +156,23 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, emit func(Event) er
 				if err := emit(Event{Kind: ReasoningDelta, Text: ev.Delta.Thinking}); err != nil {
 					return err
 				}
+			case "signature_delta":
+				if r := thinking[ev.Index]; r != nil {
+					r.Signature += ev.Delta.Signature
+				}
 			case "input_json_delta":
 				if c := tools[ev.Index]; c != nil {
 					c.args.WriteString(ev.Delta.PartialJSON)
 				}
 			}
 		case "content_block_stop":
+			if r := thinking[ev.Index]; r != nil {
+				delete(thinking, ev.Index)
+				if err := emit(Event{Kind: ReasoningDone, Reasoning: *r}); err != nil {
+					return err
+				}
+				continue
+			}
 			c := tools[ev.Index]
 			if c == nil {
 				continue
@@ -209,17 +225,20 @@ type anthropicEvent struct {
 		Usage anthropicUsage `json:"usage"`
 	} `json:"message"`
 	ContentBlock struct {
-		Type     string          `json:"type"`
-		ID       string          `json:"id"`
-		Name     string          `json:"name"`
-		Input    json.RawMessage `json:"input"`
-		Text     string          `json:"text"`
-		Thinking string          `json:"thinking"`
+		Type      string          `json:"type"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Input     json.RawMessage `json:"input"`
+		Text      string          `json:"text"`
+		Thinking  string          `json:"thinking"`
+		Signature string          `json:"signature"`
+		Data      string          `json:"data"` // redacted_thinking
 	} `json:"content_block"`
 	Delta struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		PartialJSON string `json:"partial_json"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
@@ -238,38 +257,71 @@ type anthropicUsage struct {
 
 // anthropicRequest is the body of a streamed Messages call.
 type anthropicRequest struct {
-	Model     string             `json:"model"`
-	MaxTokens int                `json:"max_tokens"`
-	Stream    bool               `json:"stream"`
-	System    []anthropicBlock   `json:"system,omitempty"`
-	Messages  []anthropicMessage `json:"messages"`
-	Tools     []anthropicTool    `json:"tools,omitempty"`
+	Model      string               `json:"model"`
+	MaxTokens  int                  `json:"max_tokens"`
+	Stream     bool                 `json:"stream"`
+	System     []anthropicBlock     `json:"system,omitempty"`
+	Messages   []anthropicMessage   `json:"messages"`
+	Tools      []anthropicTool      `json:"tools,omitempty"`
+	ToolChoice *anthropicToolChoice `json:"tool_choice,omitempty"`
+	Thinking   *anthropicThinking   `json:"thinking,omitempty"`
 }
+
+type anthropicToolChoice struct {
+	Type                   string `json:"type"` // auto | any | none
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
+}
+
+type anthropicThinking struct {
+	Type         string `json:"type"` // enabled
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+// cacheControl marks a cache breakpoint: the prompt up to and including the block is cached.
+type cacheControl struct {
+	Type string `json:"type"` // ephemeral
+}
+
+var ephemeral = &cacheControl{Type: "ephemeral"}
+
+// minThinkingBudget is the smallest budget_tokens the Messages API takes.
+const minThinkingBudget = 1024
 
 type anthropicMessage struct {
 	Role    string           `json:"role"`
 	Content []anthropicBlock `json:"content"`
 }
 
-// anthropicBlock is a content block of the kinds tandem sends: text, tool_use and tool_result.
+// anthropicBlock is a content block of the kinds tandem sends: text, image, document, thinking,
+// redacted_thinking, tool_use and tool_result.
 type anthropicBlock struct {
 	Type         string           `json:"type"`
 	Text         string           `json:"text,omitempty"`
+	Source       *anthropicSource `json:"source,omitempty"` // image, document
+	Title        string           `json:"title,omitempty"`  // document
+	Thinking     *string          `json:"thinking,omitempty"`
+	Signature    string           `json:"signature,omitempty"`
+	Data         string           `json:"data,omitempty"` // redacted_thinking
 	ID           string           `json:"id,omitempty"`
 	Name         string           `json:"name,omitempty"`
 	Input        json.RawMessage  `json:"input,omitempty"`
 	ToolUseID    string           `json:"tool_use_id,omitempty"`
 	IsError      bool             `json:"is_error,omitempty"`
 	Content      []anthropicBlock `json:"content,omitempty"`
-	CacheControl *struct {
-		Type string `json:"type"`
-	} `json:"cache_control,omitempty"`
+	CacheControl *cacheControl    `json:"cache_control,omitempty"`
+}
+
+type anthropicSource struct {
+	Type      string `json:"type"` // base64
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
 }
 
 type anthropicTool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	InputSchema map[string]any `json:"input_schema"`
+	Name         string         `json:"name"`
+	Description  string         `json:"description,omitempty"`
+	InputSchema  map[string]any `json:"input_schema"`
+	CacheControl *cacheControl  `json:"cache_control,omitempty"`
 }
 
 func (p *Anthropic) params(req Request) (anthropicRequest, error) {
@@ -286,23 +338,42 @@ func (p *Anthropic) params(req Request) (anthropicRequest, error) {
 			params.System = append(params.System, anthropicBlock{Type: "text", Text: s})
 		}
 	}
-	if n := len(params.System); n > 0 {
-		// The system prompt rarely changes within a session: let Anthropic cache it.
-		params.System[n-1].CacheControl = &struct {
-			Type string `json:"type"`
-		}{"ephemeral"}
-	}
 	for _, m := range req.Messages {
 		var role string
 		var blocks []anthropicBlock
 		switch m.Role {
 		case RoleUser:
 			role = "user"
+			// Images and documents come before the text that asks about them, as Anthropic advises.
+			for _, a := range m.Attachments {
+				if len(a.Data) == 0 {
+					continue // never read (see Attachment.URL)
+				}
+				src := &anthropicSource{Type: "base64", MediaType: a.Mime, Data: base64.StdEncoding.EncodeToString(a.Data)}
+				switch {
+				case IsImage(a.Mime):
+					blocks = append(blocks, anthropicBlock{Type: "image", Source: src})
+				case a.Mime == PDF:
+					blocks = append(blocks, anthropicBlock{Type: "document", Source: src, Title: a.Filename})
+				}
+			}
 			if m.Text != "" {
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Text})
 			}
 		case RoleAssistant:
 			role = "assistant"
+			// Thinking goes back first and unchanged, with its signature: with extended thinking on,
+			// the API refuses a tool_use turn whose thinking is missing. Thinking without a
+			// signature (another provider's reasoning) cannot be sent at all.
+			for _, r := range m.Reasoning {
+				switch {
+				case r.Redacted != "":
+					blocks = append(blocks, anthropicBlock{Type: "redacted_thinking", Data: r.Redacted})
+				case r.Signature != "":
+					text := r.Text
+					blocks = append(blocks, anthropicBlock{Type: "thinking", Thinking: &text, Signature: r.Signature})
+				}
+			}
 			if strings.TrimSpace(m.Text) != "" {
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Text})
 			}
@@ -339,7 +410,56 @@ func (p *Anthropic) params(req Request) (anthropicRequest, error) {
 		schema["type"] = "object"
 		params.Tools = append(params.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
+	// The API refuses a tool_choice without tools (a title or a summary call).
+	if len(params.Tools) > 0 && (req.ToolChoice != "" || (req.ParallelToolCalls != nil && !*req.ParallelToolCalls)) {
+		choice := map[string]string{"": "auto", "auto": "auto", "required": "any", "none": "none"}[req.ToolChoice]
+		if choice == "" {
+			return params, &Error{Kind: ErrBadRequest, Provider: p.id, Message: fmt.Sprintf("unknown tool choice %q (auto, required, none)", req.ToolChoice)}
+		}
+		params.ToolChoice = &anthropicToolChoice{Type: choice, DisableParallelToolUse: req.ParallelToolCalls != nil && !*req.ParallelToolCalls}
+	}
+	if r := req.Reasoning; r != nil && r.BudgetTokens > 0 {
+		// The budget is part of max_tokens and must stay below it.
+		budget := min(r.BudgetTokens, params.MaxTokens-1)
+		if budget >= minThinkingBudget {
+			params.Thinking = &anthropicThinking{Type: "enabled", BudgetTokens: budget}
+		}
+	}
+	placeBreakpoints(&params)
 	return params, nil
+}
+
+// placeBreakpoints marks where Anthropic caches the prompt. The API reads the prompt as tools,
+// system, messages, and allows four breakpoints: the last tool (the tools rarely change), the last
+// system block (nor does the system prompt), and the last block of each of the last two user
+// turns. Each step of an agent turn adds an answer and its tool results at the end, so the newest
+// user turn's breakpoint writes the whole conversation to the cache and the next step reads it back
+// at a tenth of the input price; the previous user turn's breakpoint is where the last step's
+// write is found even when many tool results came since (the API looks only 20 blocks back from
+// a breakpoint).
+func placeBreakpoints(params *anthropicRequest) {
+	if n := len(params.Tools); n > 0 {
+		params.Tools[n-1].CacheControl = ephemeral
+	}
+	if n := len(params.System); n > 0 {
+		params.System[n-1].CacheControl = ephemeral
+	}
+	marked := 0
+	for i := len(params.Messages) - 1; i >= 0 && marked < 2; i-- {
+		m := params.Messages[i]
+		if m.Role != "user" {
+			continue
+		}
+		// Thinking blocks cannot be breakpoints; a user turn has none, but its last block is
+		// the one to mark in any case.
+		for j := len(m.Content) - 1; j >= 0; j-- {
+			if t := m.Content[j].Type; t != "thinking" && t != "redacted_thinking" {
+				m.Content[j].CacheControl = ephemeral
+				marked++
+				break
+			}
+		}
+	}
 }
 
 // anthropicInput is a tool call's input as the Messages API accepts it: an object. Arguments a

@@ -30,6 +30,9 @@ type OpenAIOptions struct {
 	// LegacyMaxTokens sends max_tokens instead of max_completion_tokens; servers other than
 	// OpenAI's own mostly understand only the older name.
 	LegacyMaxTokens bool
+	// Responses says which models are called through the Responses API (POST /responses)
+	// instead of Chat Completions; nil: none.
+	Responses func(model string) bool
 }
 
 // OpenAI streams Chat Completions from any OpenAI-compatible server. It speaks the wire format
@@ -37,12 +40,14 @@ type OpenAIOptions struct {
 // a streamed call needs; the official SDK's 200-odd packages cost 6 MB of idle RSS and 29 MB of
 // binary for that.
 type OpenAI struct {
-	id     string
-	url    string // the chat/completions endpoint
-	header http.Header
-	idle   time.Duration
-	legacy bool
-	http   *http.Client
+	id           string
+	url          string // the chat/completions endpoint
+	responsesURL string // the responses endpoint
+	responses    func(string) bool
+	header       http.Header
+	idle         time.Duration
+	legacy       bool
+	http         *http.Client
 }
 
 // NewOpenAI builds the provider. It never reads the process environment: the configuration
@@ -59,8 +64,9 @@ func NewOpenAI(o OpenAIOptions) *OpenAI {
 	for k, v := range o.Headers {
 		header.Set(k, v)
 	}
+	base = strings.TrimRight(base, "/")
 	return &OpenAI{
-		id: o.ID, url: strings.TrimRight(base, "/") + "/chat/completions", header: header,
+		id: o.ID, url: base + "/chat/completions", responsesURL: base + "/responses", responses: o.Responses, header: header,
 		idle: idleLimit(o.IdleTimeout), legacy: o.LegacyMaxTokens, http: newHTTPClient(),
 	}
 }
@@ -78,8 +84,11 @@ func (p *OpenAI) ID() string { return p.id }
 // Close releases idle connections.
 func (p *OpenAI) Close() { p.http.CloseIdleConnections() }
 
-// Stream runs one Chat Completions call.
+// Stream runs one Chat Completions call, or a Responses call for the models configured so.
 func (p *OpenAI) Stream(ctx context.Context, req Request, emit func(Event) error) error {
+	if p.responses != nil && p.responses(req.Model) {
+		return p.streamResponses(ctx, req, emit)
+	}
 	body, err := p.body(req)
 	if err != nil {
 		return err
@@ -169,7 +178,10 @@ type openaiRequest struct {
 	} `json:"stream_options"`
 	MaxTokens           int              `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int              `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string           `json:"reasoning_effort,omitempty"`
 	Tools               []openaiWireTool `json:"tools,omitempty"`
+	ToolChoice          string           `json:"tool_choice,omitempty"`
+	ParallelToolCalls   *bool            `json:"parallel_tool_calls,omitempty"`
 }
 
 type openaiWireTool struct {
@@ -188,6 +200,12 @@ type openaiWireTool struct {
 func (p *OpenAI) body(req Request) ([]byte, error) {
 	r := openaiRequest{Stream: true, Model: req.Model}
 	r.StreamOptions.IncludeUsage = true
+	if rs := req.Reasoning; rs != nil {
+		r.ReasoningEffort = rs.Effort
+	}
+	if len(req.Tools) > 0 {
+		r.ToolChoice, r.ParallelToolCalls = req.ToolChoice, req.ParallelToolCalls // refused without tools
+	}
 	if req.MaxTokens > 0 {
 		if p.legacy {
 			r.MaxTokens = req.MaxTokens
@@ -214,6 +232,9 @@ func (p *OpenAI) body(req Request) ([]byte, error) {
 	}
 	for _, m := range req.Messages {
 		size += len(m.Text) + 64
+		for _, a := range m.Attachments {
+			size += len(a.Data)*4/3 + 64
+		}
 		for _, tc := range m.ToolCalls {
 			size += len(tc.ID) + len(tc.Name) + len(tc.Input) + 64
 		}
@@ -239,8 +260,28 @@ func (p *OpenAI) body(req Request) ([]byte, error) {
 		case RoleUser:
 			sep()
 			b = append(b, `{"role":"user","content":`...)
-			b = appendJSONString(b, m.Text)
-			b = append(b, '}')
+			images := imagesOf(m)
+			if len(images) == 0 {
+				b = appendJSONString(b, m.Text)
+				b = append(b, '}')
+				continue
+			}
+			// With images the content is a list of parts: the text, then each image as a data: URL.
+			b = append(b, '[')
+			if m.Text != "" {
+				b = append(b, `{"type":"text","text":`...)
+				b = appendJSONString(b, m.Text)
+				b = append(b, "},"...)
+			}
+			for i, a := range images {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"type":"image_url","image_url":{"url":`...)
+				b = appendJSONString(b, a.DataURL())
+				b = append(b, "}}"...)
+			}
+			b = append(b, "]}"...)
 		case RoleAssistant:
 			if m.Text == "" && len(m.ToolCalls) == 0 {
 				continue // an empty assistant turn (an aborted one) is refused by most servers

@@ -5,7 +5,9 @@ package provider
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"slices"
 )
 
 // Role is who wrote a message.
@@ -26,12 +28,70 @@ type ToolCall struct {
 
 // Message is one turn of the conversation in provider-neutral form.
 type Message struct {
-	Role       Role
-	Text       string
-	ToolCalls  []ToolCall // assistant
-	ToolCallID string     // tool result: the call it answers
-	ToolName   string     // tool result
-	IsError    bool       // tool result is an error message
+	Role        Role
+	Text        string
+	Attachments []Attachment // user: images and documents, sent where the model takes them
+	Reasoning   []Reasoning  // assistant: what the model thought before it answered, in order
+	ToolCalls   []ToolCall   // assistant
+	ToolCallID  string       // tool result: the call it answers
+	ToolName    string       // tool result
+	IsError     bool         // tool result is an error message
+}
+
+// Attachment is a file a person attached to a prompt, as the model receives it.
+type Attachment struct {
+	Mime     string // image/png, image/jpeg, image/gif, image/webp or application/pdf
+	Filename string
+	// URL is where the prompt had it (data: or file://); the session reads Data from it.
+	// Providers send only Data.
+	URL  string `json:",omitempty"`
+	Data []byte
+}
+
+// The media types tandem sends as content: ImageTypes to models that take images, PDF as a
+// document to Anthropic's.
+var ImageTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+
+// PDF is the media type of a PDF document.
+const PDF = "application/pdf"
+
+// IsImage reports whether a media type is an image tandem sends as one.
+func IsImage(mime string) bool { return slices.Contains(ImageTypes, mime) }
+
+// DataURL is the attachment as a data: URL, the form OpenAI's APIs take an image in.
+func (a Attachment) DataURL() string {
+	return "data:" + a.Mime + ";base64," + base64.StdEncoding.EncodeToString(a.Data)
+}
+
+// imagesOf returns a message's image attachments that hold data.
+func imagesOf(m Message) []Attachment {
+	var out []Attachment
+	for _, a := range m.Attachments {
+		if IsImage(a.Mime) && len(a.Data) > 0 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Reasoning is one block of a model's reasoning, with what its provider needs to take it back in
+// a later call. Text is what the person sees; the other fields are opaque.
+type Reasoning struct {
+	Text string
+	// Anthropic: the signature of a thinking block, or the data of a redacted_thinking block
+	// (whose text is hidden). Extended thinking with tools needs them sent back unchanged.
+	Signature string
+	Redacted  string
+	// OpenAI Responses: the reasoning item's ID and its encrypted content.
+	ItemID    string
+	Encrypted string
+}
+
+// ReasoningOptions ask a model to think before it answers.
+type ReasoningOptions struct {
+	Effort       string // OpenAI: minimal | low | medium | high
+	Summary      string // OpenAI Responses: auto | concise | detailed
+	BudgetTokens int    // Anthropic extended thinking: at least 1024
 }
 
 // ToolSpec offers a tool to the model. Parameters is a JSON Schema object.
@@ -47,6 +107,14 @@ type Request struct {
 	Messages  []Message
 	Tools     []ToolSpec
 	MaxTokens int // 0 = provider default
+	// Variant names one of the model's configured variants (a reasoning budget, say); the
+	// registry turns it into the options below.
+	Variant   string
+	Reasoning *ReasoningOptions // nil: the model's default
+	// ToolChoice is "auto" (the API's default when empty), "required" or "none".
+	ToolChoice string
+	// ParallelToolCalls false asks for at most one tool call per answer; nil leaves the API's default.
+	ParallelToolCalls *bool
 }
 
 // EventKind says which fields of an Event are set.
@@ -56,6 +124,9 @@ type EventKind int
 const (
 	TextDelta EventKind = iota + 1
 	ReasoningDelta
+	// ReasoningDone ends a block of reasoning; Event.Reasoning holds what the provider needs back
+	// (no text: that came as ReasoningDelta). The next ReasoningDelta starts another block.
+	ReasoningDone
 	ToolCallReady
 	Finished
 )
@@ -66,6 +137,8 @@ func (k EventKind) String() string {
 		return "text-delta"
 	case ReasoningDelta:
 		return "reasoning-delta"
+	case ReasoningDone:
+		return "reasoning-done"
 	case ToolCallReady:
 		return "tool-call"
 	case Finished:
@@ -82,11 +155,12 @@ type Usage struct {
 
 // Event is one step of a streamed response.
 type Event struct {
-	Kind     EventKind
-	Text     string   // TextDelta, ReasoningDelta
-	ToolCall ToolCall // ToolCallReady: a complete call (arguments fully accumulated)
-	Reason   string   // Finished: "stop" | "tool-calls" | "length" | "content-filter" | "other"
-	Usage    Usage    // Finished
+	Kind      EventKind
+	Text      string    // TextDelta, ReasoningDelta
+	Reasoning Reasoning // ReasoningDone
+	ToolCall  ToolCall  // ToolCallReady: a complete call (arguments fully accumulated)
+	Reason    string    // Finished: "stop" | "tool-calls" | "length" | "content-filter" | "other"
+	Usage     Usage     // Finished
 }
 
 // Finish reasons.

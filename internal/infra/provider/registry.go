@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -84,8 +85,10 @@ func NewRegistry(cfg config.Config, env func(string) string) (*Registry, error) 
 		r.entries[id] = buildEntry(id, cfg.Provider[id], env, cfg.StoredKeys[id])
 		r.order = append(r.order, id)
 	}
-	r.entries[DemoID] = &entry{id: DemoID, name: "Demo (offline)", source: "custom", connected: true,
-		provider: NewDemo(), models: []ModelInfo{demoModel}, env: []string{}}
+	demo := &entry{id: DemoID, name: "Demo (offline)", source: "custom", connected: true,
+		models: []ModelInfo{demoModel}, env: []string{}}
+	demo.provider = configured{Provider: NewDemo(), entry: demo} // it has no variants either
+	r.entries[DemoID] = demo
 	r.order = append(r.order, DemoID)
 
 	r.provider, r.model = r.pickDefault(cfg.Model)
@@ -148,7 +151,7 @@ func buildEntry(id string, pc config.ProviderConfig, env func(string) string, st
 	}
 	e.connected = key != "" || (proto == protoOpenAI && customURL && !needsKey)
 
-	e.models = modelsFor(id, pc)
+	e.models = modelsFor(id, pc, proto == protoAnthropic)
 	e.elsewhere = isBuiltin && customURL
 	for key, mc := range pc.Models {
 		if mc.ID != "" && mc.ID != key {
@@ -184,28 +187,36 @@ func buildEntry(id string, pc config.ProviderConfig, env func(string) string, st
 		}
 		e.provider = unavailable{id: id, kind: ErrAuth, message: fmt.Sprintf("provider %s is not configured: it needs %s", id, what)}
 	case proto == protoAnthropic:
-		models := e.models
 		e.provider = NewAnthropic(AnthropicOptions{ID: id, BaseURL: base, APIKey: key, Headers: pc.Options.Headers, IdleTimeout: idle,
 			MaxTokens: func(model string) int {
-				for _, m := range models {
-					if m.ID == model || e.apiIDs[m.ID] == model {
-						return int(m.Output)
-					}
-				}
-				return 0
+				m, _ := e.byAPIID(model)
+				return int(m.Output)
 			}})
 	default:
 		e.provider = NewOpenAI(OpenAIOptions{ID: id, BaseURL: base, APIKey: key, Headers: pc.Options.Headers, IdleTimeout: idle,
-			LegacyMaxTokens: customURL})
+			LegacyMaxTokens: customURL,
+			Responses: func(model string) bool {
+				m, _ := e.byAPIID(model)
+				return m.Options.Responses
+			}})
 	}
-	if len(e.apiIDs) > 0 {
-		e.provider = aliased{Provider: e.provider, ids: e.apiIDs}
-	}
+	e.provider = configured{Provider: e.provider, entry: e}
 	return e
 }
 
+// byAPIID finds a model by the ID the API knows it by.
+func (e *entry) byAPIID(apiID string) (ModelInfo, bool) {
+	for _, m := range e.models {
+		if m.ID == apiID || e.apiIDs[m.ID] == apiID {
+			return m, true
+		}
+	}
+	return ModelInfo{}, false
+}
+
 // modelsFor merges the built-in table with the configuration's models; configured fields win.
-func modelsFor(id string, pc config.ProviderConfig) []ModelInfo {
+// anthropic says the provider speaks the Messages API, the one tandem sends PDFs to.
+func modelsFor(id string, pc config.ProviderConfig, anthropic bool) []ModelInfo {
 	var models []ModelInfo
 	index := map[string]int{}
 	for _, m := range knownModels[id] {
@@ -236,8 +247,39 @@ func modelsFor(id string, pc config.ProviderConfig) []ModelInfo {
 		}
 		setBool(&m.Reasoning, mc.Reasoning)
 		setBool(&m.ToolCall, mc.ToolCall)
-		setBool(&m.Attachment, mc.Attachment)
 		setBool(&m.Temperature, mc.Temperature)
+		if a := mc.Attachment; a != nil {
+			// OpenCode's attachment flag: the model takes images (and, on Anthropic, PDFs).
+			m.Image, m.PDF = *a, *a && anthropic
+		}
+		if md := mc.Modalities; md != nil {
+			m.Image = slices.Contains(md.Input, "image")
+			m.PDF = anthropic && slices.Contains(md.Input, "pdf")
+		}
+		if o := mc.Options; o != nil {
+			m.Options = modelOptions(m.Options, *o)
+		}
+		if m.Reasoning && m.Variants == nil {
+			// A reasoning model gets OpenCode's variants for its protocol, as the built-in ones do.
+			m.Variants = openaiVariants
+			if anthropic {
+				m.Variants = anthropicVariants
+			}
+		}
+		if len(mc.Variants) > 0 {
+			variants := maps.Clone(m.Variants)
+			if variants == nil {
+				variants = map[string]ModelOptions{}
+			}
+			for name, v := range mc.Variants {
+				if v.Disabled {
+					delete(variants, name)
+					continue
+				}
+				variants[name] = modelOptions(variants[name], v)
+			}
+			m.Variants = variants
+		}
 		if mc.Cost != nil {
 			m.Cost = Cost{Input: mc.Cost.Input, Output: mc.Cost.Output, CacheRead: mc.Cost.CacheRead, CacheWrite: mc.Cost.CacheWrite}
 		}
@@ -258,6 +300,39 @@ func modelsFor(id string, pc config.ProviderConfig) []ModelInfo {
 		}
 	}
 	return models
+}
+
+// modelOptions applies configured options over a model's own.
+func modelOptions(base ModelOptions, o config.ModelOptions) ModelOptions {
+	switch o.API {
+	case "responses":
+		base.Responses = true
+	case "chat":
+		base.Responses = false
+	}
+	if o.ParallelToolCalls != nil {
+		base.ParallelToolCalls = o.ParallelToolCalls
+	}
+	if o.ReasoningEffort != "" || o.ReasoningSummary != "" || o.Thinking != nil {
+		r := ReasoningOptions{}
+		if base.Reasoning != nil {
+			r = *base.Reasoning
+		}
+		if o.ReasoningEffort != "" {
+			r.Effort = o.ReasoningEffort
+		}
+		if o.ReasoningSummary != "" {
+			r.Summary = o.ReasoningSummary
+		}
+		if t := o.Thinking; t != nil {
+			r.BudgetTokens = 0
+			if t.Type == "enabled" {
+				r.BudgetTokens = t.BudgetTokens
+			}
+		}
+		base.Reasoning = &r
+	}
+	return base
 }
 
 func setBool(dst *bool, v *bool) {
@@ -410,7 +485,7 @@ func (r *Registry) CheckModel(ref string) error {
 func (r *Registry) Close() {
 	for _, e := range r.entries {
 		p := e.provider
-		if a, ok := p.(aliased); ok {
+		if a, ok := p.(configured); ok {
 			p = a.Provider
 		}
 		if c, ok := p.(interface{ Close() }); ok {
@@ -435,17 +510,88 @@ func (u unavailable) Stream(ctx context.Context, _ Request, _ func(Event) error)
 	return &Error{Kind: u.kind, Provider: u.id, Message: u.message}
 }
 
-// aliased sends a model's configured API ID instead of its key.
-type aliased struct {
+// configured applies a model's configuration to each call: its options (or the variant the call
+// names) and the ID the API knows it by.
+type configured struct {
 	Provider
-	ids map[string]string
+	entry *entry
 }
 
-func (a aliased) Stream(ctx context.Context, req Request, emit func(Event) error) error {
-	if id, ok := a.ids[req.Model]; ok {
+func (c configured) Stream(ctx context.Context, req Request, emit func(Event) error) error {
+	if m, ok := c.entry.model(req.Model); ok {
+		o := m.Options
+		if req.Variant != "" {
+			v, ok := m.Variants[req.Variant]
+			if !ok {
+				return &Error{Kind: ErrBadRequest, Provider: c.entry.id,
+					Message: fmt.Sprintf("model %s has no variant %q (it has: %s)", m.ID, req.Variant, variantNames(m))}
+			}
+			if v.Reasoning != nil {
+				// The variant's thinking budget (none: off) and effort win; a summary it does not
+				// set stays the model's.
+				r := *v.Reasoning
+				if o.Reasoning != nil && r.Summary == "" {
+					r.Summary = o.Reasoning.Summary
+				}
+				o.Reasoning = &r
+			}
+			if v.ParallelToolCalls != nil {
+				o.ParallelToolCalls = v.ParallelToolCalls
+			}
+		}
+		if req.Reasoning == nil {
+			req.Reasoning = o.Reasoning
+		}
+		if req.ParallelToolCalls == nil {
+			req.ParallelToolCalls = o.ParallelToolCalls
+		}
+	}
+	if id, ok := c.entry.apiIDs[req.Model]; ok {
 		req.Model = id
 	}
-	return a.Provider.Stream(ctx, req, emit)
+	return c.Provider.Stream(ctx, req, emit)
+}
+
+func variantNames(m ModelInfo) string {
+	names := slices.Sorted(maps.Keys(m.Variants))
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// model finds a model by its key.
+func (e *entry) model(id string) (ModelInfo, bool) {
+	for _, m := range e.models {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return ModelInfo{}, false
+}
+
+// Takes says why a model cannot be sent an attachment of a media type as content, or nil when it
+// can. Only images and PDFs are sent as content; a model tandem does not know takes none.
+func (r *Registry) Takes(providerID, modelID, mime string) error {
+	m, ok := r.Model(providerID, modelID)
+	switch {
+	case IsImage(mime) && ok && m.Image, mime == PDF && ok && m.PDF:
+		return nil
+	case !IsImage(mime) && mime != PDF:
+		return fmt.Errorf("tandem sends images (%s) and PDFs to models, not %s", strings.Join(ImageTypes, ", "), mime)
+	case !ok:
+		return fmt.Errorf("model %s/%s is not described in the configuration, so tandem does not send it attachments; if it takes images, set provider.%s.models.%s.attachment to true", providerID, modelID, providerID, modelID)
+	case mime == PDF && m.Image:
+		return fmt.Errorf("model %s/%s takes images but not PDFs: tandem sends PDFs to Anthropic's models only", providerID, modelID)
+	}
+	return fmt.Errorf("model %s/%s does not take %s attachments (its capabilities say so); pick a model that does, or set provider.%s.models.%s.attachment to true if it does", providerID, modelID, kindOfMime(mime), providerID, modelID)
+}
+
+func kindOfMime(mime string) string {
+	if mime == PDF {
+		return "PDF"
+	}
+	return "image"
 }
 
 // Listings in OpenCode's shapes (components.schemas.Provider and Model of its openapi.json).
@@ -474,6 +620,8 @@ type ModelCard struct {
 	Options      map[string]any    `json:"options"`
 	Headers      map[string]string `json:"headers"`
 	ReleaseDate  string            `json:"release_date"`
+	// Variants are the options each named variant sends, in OpenCode's words.
+	Variants map[string]map[string]any `json:"variants,omitempty"`
 }
 
 // ModelAPI says how a model is reached.
@@ -616,8 +764,8 @@ func (e *entry) card(m ModelInfo) ModelCard {
 		ID: m.ID, ProviderID: e.id, Name: m.Name, Family: m.Family,
 		API: ModelAPI{ID: apiID, URL: e.baseURL, NPM: e.npm},
 		Capabilities: Capabilities{
-			Temperature: m.Temperature, Reasoning: m.Reasoning, Attachment: m.Attachment, Toolcall: m.ToolCall,
-			Input:  Modalities{Text: true, Image: m.Attachment},
+			Temperature: m.Temperature, Reasoning: m.Reasoning, Attachment: m.Attachment(), Toolcall: m.ToolCall,
+			Input:  Modalities{Text: true, Image: m.Image, PDF: m.PDF},
 			Output: Modalities{Text: true},
 		},
 		Cost:        CardCost{Input: m.Cost.Input, Output: m.Cost.Output, Cache: CacheCost{Read: m.Cost.CacheRead, Write: m.Cost.CacheWrite}},
@@ -626,5 +774,34 @@ func (e *entry) card(m ModelInfo) ModelCard {
 		Options:     map[string]any{},
 		Headers:     map[string]string{},
 		ReleaseDate: m.ReleaseDate,
+		Variants:    variantCards(m.Variants),
 	}
+}
+
+// variantCards writes variants as OpenCode's options: thinking {type, budgetTokens},
+// reasoningEffort, reasoningSummary, parallelToolCalls.
+func variantCards(variants map[string]ModelOptions) map[string]map[string]any {
+	if len(variants) == 0 {
+		return nil
+	}
+	out := map[string]map[string]any{}
+	for name, v := range variants {
+		o := map[string]any{}
+		if r := v.Reasoning; r != nil {
+			if r.BudgetTokens > 0 {
+				o["thinking"] = map[string]any{"type": "enabled", "budgetTokens": r.BudgetTokens}
+			}
+			if r.Effort != "" {
+				o["reasoningEffort"] = r.Effort
+			}
+			if r.Summary != "" {
+				o["reasoningSummary"] = r.Summary
+			}
+		}
+		if v.ParallelToolCalls != nil {
+			o["parallelToolCalls"] = *v.ParallelToolCalls
+		}
+		out[name] = o
+	}
+	return out
 }

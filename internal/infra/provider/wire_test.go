@@ -88,7 +88,7 @@ func TestAnthropicRequestOnTheWire(t *testing.T) {
 			map[string]any{"type": "text", "text": "Project rules.", "cache_control": map[string]any{"type": "ephemeral"}},
 		},
 		"messages": []any{
-			map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "list files"}}},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "list files", "cache_control": map[string]any{"type": "ephemeral"}}}},
 			map[string]any{"role": "assistant", "content": []any{
 				map[string]any{"type": "text", "text": "Running ls."},
 				map[string]any{"type": "tool_use", "id": "call_1", "name": "bash", "input": map[string]any{"command": "ls"}},
@@ -96,11 +96,11 @@ func TestAnthropicRequestOnTheWire(t *testing.T) {
 			map[string]any{"role": "user", "content": []any{
 				map[string]any{"type": "tool_result", "tool_use_id": "call_1", "is_error": true,
 					"content": []any{map[string]any{"type": "text", "text": "permission denied"}}},
-				map[string]any{"type": "text", "text": "try again"},
+				map[string]any{"type": "text", "text": "try again", "cache_control": map[string]any{"type": "ephemeral"}},
 			}},
 		},
 		"tools": []any{map[string]any{
-			"name": "bash", "description": "Run a command",
+			"name": "bash", "description": "Run a command", "cache_control": map[string]any{"type": "ephemeral"},
 			"input_schema": map[string]any{"type": "object", "properties": map[string]any{"command": map[string]any{"type": "string"}},
 				"required": []any{"command"}, "additionalProperties": false},
 		}},

@@ -5,6 +5,9 @@ import (
 	"net/http"
 )
 
+// Signature is the signature of every thinking block the scripted Anthropic server streams.
+const Signature = "c2lnbmF0dXJl"
+
 type anthropicWire struct{}
 
 func (anthropicWire) path() string { return "/v1/messages" }
@@ -55,7 +58,7 @@ func (anthropicWire) stream(s *sseWriter, turn Turn, req map[string]any) {
 		for _, r := range turn.Reasoning {
 			deltas = append(deltas, map[string]any{"type": "thinking_delta", "thinking": r})
 		}
-		deltas = append(deltas, map[string]any{"type": "signature_delta", "signature": "c2lnbmF0dXJl"})
+		deltas = append(deltas, map[string]any{"type": "signature_delta", "signature": Signature})
 		block(map[string]any{"type": "thinking", "thinking": "", "signature": ""}, deltas)
 	}
 	if len(turn.Text) > 0 {

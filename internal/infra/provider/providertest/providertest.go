@@ -42,7 +42,10 @@ type Turn struct {
 	// WholeToolCallIndex is the index those whole calls carry (some servers send -1).
 	WholeToolCallIndex int
 	Usage              Usage
-	Finish             string // the wire's finish_reason / stop_reason; derived when empty
+	// UsageOf, when set, reports the usage it computes from the request body instead of Usage
+	// (an AnthropicCache's bill, say).
+	UsageOf func(body []byte) Usage
+	Finish  string // the wire's finish_reason / stop_reason; derived when empty
 
 	Status int               // when non-zero, refuse the request with this HTTP status
 	Body   string            // the error body for Status; a realistic envelope when empty
@@ -183,6 +186,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	for k, v := range turn.Header {
 		w.Header().Set(k, v)
+	}
+	if turn.UsageOf != nil {
+		turn.Usage = turn.UsageOf(body)
 	}
 	if turn.Status != 0 {
 		s.wire.refuse(w, turn)

@@ -1,6 +1,0 @@
-//go:build !race
-
-package main
-
-// raceDetector is true in `go test -race` builds, where everything runs several times slower.
-const raceDetector = false
