@@ -160,17 +160,18 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 		}
 	case "permission.asked":
 		var r permission.Request
-		if json.Unmarshal(ev.Properties, &r) == nil && r.SessionID == t.as.id {
+		// A subagent's request (its parent or root is this session) is asked here too.
+		if json.Unmarshal(ev.Properties, &r) == nil && (r.SessionID == t.as.id || r.ParentSessionID == t.as.id || r.RootSessionID == t.as.id) {
 			t.ask(actx, r)
 		}
 	case "question.asked":
 		var q question.Request
-		if json.Unmarshal(ev.Properties, &q) == nil && q.SessionID == t.as.id {
+		if json.Unmarshal(ev.Properties, &q) == nil && (q.SessionID == t.as.id || q.ParentSessionID == t.as.id || q.RootSessionID == t.as.id) {
 			t.askQuestion(actx, q)
 		}
 	case "mcp.elicitation.asked":
 		var e client.Elicitation
-		if json.Unmarshal(ev.Properties, &e) == nil && e.SessionID == t.as.id {
+		if json.Unmarshal(ev.Properties, &e) == nil && (e.SessionID == t.as.id || e.ParentSessionID == t.as.id || e.RootSessionID == t.as.id) {
 			t.askElicitation(actx, e)
 		}
 	case "permission.replied", "question.replied", "question.rejected", "mcp.elicitation.replied":
