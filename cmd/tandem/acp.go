@@ -31,26 +31,20 @@ func newACPCommand() *cobra.Command {
 			"tandem owns the data directory (tandem serve), it drives that one.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			paths, level, err := f.serve.resolve()
+			d, err := f.serve.stdioDoor(cmd, "tandem acp", f.attach)
 			if err != nil {
 				return err
 			}
-			// stdout carries the protocol: logs go to the log file, or stderr with --print-logs.
-			logger, closeLog, err := app.OpenLogger(paths, f.serve.printLogs, cmd.ErrOrStderr(), level)
+			r, err := app.OpenStdioDoor(cmd.Context(), d)
 			if err != nil {
 				return err
 			}
-			defer closeLog()
-			c, m, err := app.Door(cmd.Context(), f.serve.options(paths, logger), f.attach, cmd.Flags().Changed("attach"), "tandem acp", cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
+			defer r.Close()
 			var files func(string, tool.Files) func()
-			if m != nil {
-				defer m.Close()
-				files = m.SetFiles // the editor's files, for the sessions of this door's own server
+			if r.Main != nil {
+				files = r.Main.SetFiles // the editor's files, for the sessions of this door's own server
 			}
-			return acpagent.Serve(cmd.Context(), acpagent.Options{Client: c, Version: app.Version(), Logger: logger, Files: files}, os.Stdout, os.Stdin)
+			return acpagent.Serve(cmd.Context(), acpagent.Options{Client: r.Client, Version: app.Version(), Logger: r.Logger, Files: files}, os.Stdout, os.Stdin)
 		},
 	}
 	fl := cmd.Flags()

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"net"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,19 +25,7 @@ func newDiscoverCommand() *cobra.Command {
 		Example: "  tandem discover\n  tandem discover --timeout 5s --interface eth0\n  tandem discover --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var iface *net.Interface
-			if ifaceName != "" {
-				found, err := net.InterfaceByName(ifaceName)
-				if err != nil {
-					return fmt.Errorf("--interface %q: no such network interface (list them with `ip link`)", ifaceName)
-				}
-				iface = found
-			}
-			if timeout <= 0 {
-				return fmt.Errorf("--timeout %v: must be positive, e.g. 2s", timeout)
-			}
-			cmd.SilenceUsage = true // the flags are fine; what follows is about the network
-			return app.Discover(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), timeout, iface, asJSON)
+			return app.Discover(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), timeout, ifaceName, asJSON)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", discovery.DefaultBrowseTimeout, "how long to wait for answers")

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/tandem-dev/tandem/client"
 	"github.com/tandem-dev/tandem/internal/app"
 	"github.com/tandem-dev/tandem/internal/door/mcpserver"
 )
@@ -36,46 +31,12 @@ func newMCPCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			paths, level, err := f.serve.resolve()
+			d, err := f.serve.stdioDoor(cmd, "tandem mcp", f.attach)
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			relay := func(server *client.Client) error {
-				remote := &mcp.StreamableClientTransport{Endpoint: server.URL() + "/mcp-server", MaxRetries: -1, HTTPClient: server.HTTPClient()}
-				return mcpserver.Relay(ctx, &mcp.StdioTransport{}, remote)
-			}
-			if cmd.Flags().Changed("attach") {
-				server, err := client.Locate(f.attach, os.Getenv, paths.State)
-				if err != nil {
-					return fmt.Errorf("--attach: %w", err)
-				}
-				return relay(server)
-			}
-			// stdout carries the protocol: logs go to the log file, or stderr with --print-logs.
-			logger, closeLog, err := app.OpenLogger(paths, f.serve.printLogs, cmd.ErrOrStderr(), level)
-			if err != nil {
-				return err
-			}
-			defer closeLog()
-			o := f.serve.options(paths, logger)
-			o.MCPApprovals, o.MCPTimeout = strategy, f.serve.mcpTimeout
-			m, owner, err := app.StartOrUse(ctx, o, "tandem mcp", cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			if owner != nil {
-				// The owner runs on this machine: the tasks start in this door's directory, as they
-				// would in a server of its own.
-				dir, err := app.ProjectDir(f.serve.start.Directory)
-				if err != nil {
-					return err
-				}
-				return relay(owner.InDirectory(dir))
-			}
-			defer m.Close()
-			fmt.Fprintf(cmd.ErrOrStderr(), "tandem mcp: HTTP server on %s\n", m.URL())
-			return m.MCPServer(strategy, f.serve.mcpTimeout).MCP().Run(ctx, &mcp.StdioTransport{})
+			d.Options.MCPTimeout = f.serve.mcpTimeout
+			return app.ServeMCP(cmd.Context(), d, strategy)
 		},
 	}
 	fl := cmd.Flags()

@@ -101,6 +101,16 @@ func (f *serveFlags) options(paths app.Paths, logger *slog.Logger) app.Options {
 	return o
 }
 
+// stdioDoor is how the stdio door name (mcp, acp, app-server) with these flags reaches its server.
+func (f *serveFlags) stdioDoor(cmd *cobra.Command, name, attach string) (app.StdioDoor, error) {
+	paths, level, err := f.resolve()
+	if err != nil {
+		return app.StdioDoor{}, err
+	}
+	return app.StdioDoor{Name: name, Options: f.options(paths, nil), PrintLogs: f.printLogs, Level: level,
+		Attach: attach, AttachSet: cmd.Flags().Changed("attach"), Stderr: cmd.ErrOrStderr()}, nil
+}
+
 func newOpenAPICommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "openapi",

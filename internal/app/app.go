@@ -446,6 +446,9 @@ func (m *Main) Client() *client.Client { return client.New(m.URL(), m.Username()
 // client can answer what this server leaves pending.
 func (m *Main) Generated() bool { return m.generated }
 
+// Password is the password clients of this server send (empty with authentication off).
+func (m *Main) Password() string { return m.password }
+
 // SetFiles routes a session's file tools through f (an editor's files, over ACP) until remove.
 func (m *Main) SetFiles(sessionID string, f tool.Files) (remove func()) {
 	return m.sessions.SetFiles(sessionID, f)

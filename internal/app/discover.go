@@ -16,7 +16,18 @@ import (
 // Discover is `tandem discover`: it asks the LAN (on iface; nil: the system's multicast route) for
 // tandem servers for timeout and prints them on out, a table or a JSON array. When none answers,
 // it says on errOut why a server may not.
-func Discover(ctx context.Context, out, errOut io.Writer, timeout time.Duration, iface *net.Interface, asJSON bool) error {
+func Discover(ctx context.Context, out, errOut io.Writer, timeout time.Duration, ifaceName string, asJSON bool) error {
+	if timeout <= 0 {
+		return fmt.Errorf("--timeout %v: must be positive, e.g. 2s", timeout)
+	}
+	var iface *net.Interface
+	if ifaceName != "" {
+		found, err := net.InterfaceByName(ifaceName)
+		if err != nil {
+			return fmt.Errorf("--interface %q: no such network interface (list them with `ip link`)", ifaceName)
+		}
+		iface = found
+	}
 	servers, err := discovery.Browse(ctx, timeout, iface)
 	if err != nil {
 		return err
