@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	acp "github.com/coder/acp-go-sdk"
 	"github.com/tandem-dev/tandem/internal/agent/session"
 	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
@@ -222,4 +223,38 @@ func TestAPatchOfThreeFilesAsksOnceAndAppliesAllOrNothing(t *testing.T) {
 			t.Fatalf("GET /session/{id}/diff = %+v, want a.txt, b.txt, c.txt and moved/c.txt", diffs)
 		}
 	})
+}
+
+// TestAnACPEditorAnswersASubagentsApproval: the editor looks at the session that started a task;
+// the subagent's bash request reaches it there, and the turn ends with the child's output.
+func TestAnACPEditorAnswersASubagentsApproval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	data, project := t.TempDir(), t.TempDir()
+	env := []string{"TANDEM_SERVER_PASSWORD=" + testPassword, "XDG_STATE_HOME=" + data, "XDG_CONFIG_HOME=" + data, "HOME=" + data}
+	e := startACP(t, env, "--port", "0", "--dir", project, "--data-dir", data)
+	s := newACPSession(t, e, project)
+	e.setAnswer(choose("once"))
+	from := e.mark()
+
+	if stop := prompt(t, e, s.SessionId, "task: general | run: echo acp-child-$((6*7))"); stop != acp.StopReasonEndTurn {
+		t.Fatalf("stop reason %q", stop)
+	}
+
+	e.mu.Lock()
+	var kinds []string
+	for _, req := range e.asked {
+		if req.ToolCall.Title != nil {
+			kinds = append(kinds, *req.ToolCall.Title)
+		}
+	}
+	n := len(e.asked)
+	e.mu.Unlock()
+	if n != 2 {
+		t.Fatalf("the editor was asked %d times (%q), want the task and the child's bash", n, kinds)
+	}
+	if got := agentText(e.since(from)); !strings.Contains(got, "acp-child-42") {
+		t.Fatalf("the answer %q lacks the child's output", got)
+	}
 }
