@@ -258,3 +258,39 @@ func TestAnACPEditorAnswersASubagentsApproval(t *testing.T) {
 		t.Fatalf("the answer %q lacks the child's output", got)
 	}
 }
+
+// TestTheCodexDoorAsksASubagentsApprovalInTheParentsTurn: a Codex client's thread is the parent
+// session; the subagent's command approval arrives in the thread's running turn, is accepted there,
+// and the command runs.
+func TestTheCodexDoorAsksASubagentsApprovalInTheParentsTurn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	env, data := appEnv(t)
+	// The user's own configuration lets task start subagents without asking.
+	if err := os.MkdirAll(filepath.Join(data, "tandem"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "tandem", "tandem.json"), []byte(`{"permission": {"task": "allow"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	project := t.TempDir()
+	p := startAppServer(t, env, "--port", "0", "--dir", project, "--data-dir", data)
+	c := p.stdioClient(t)
+	c.t = t
+	c.initialize()
+	threadID := c.startThread(project)
+
+	turnID, from := c.turn(threadID, "task: general | run: touch from-the-child.txt")
+	req := c.asked(from, "item/commandExecution/requestApproval")
+	if req.str("command") != "touch from-the-child.txt" || req.str("turnId") != turnID {
+		t.Fatalf("approval params %s", req.Params)
+	}
+	c.answer(req, map[string]any{"decision": "accept"})
+	if st := c.completed(from, turnID); st != "completed" {
+		t.Fatalf("turn ended %s", st)
+	}
+	if _, err := os.Stat(filepath.Join(project, "from-the-child.txt")); err != nil {
+		t.Fatalf("the child's command did not run: %v", err)
+	}
+}
