@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,10 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tandem-dev/tandem/internal/agent/session"
+	"github.com/tandem-dev/tandem/internal/door/mcpserver"
 	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 )
 
@@ -292,5 +297,36 @@ func TestTheCodexDoorAsksASubagentsApprovalInTheParentsTurn(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(project, "from-the-child.txt")); err != nil {
 		t.Fatalf("the child's command did not run: %v", err)
+	}
+}
+
+// TestAnMCPClientIsAskedASubagentsApproval: the tandem MCP tool's session starts a task; the
+// subagent's bash approval reaches the MCP client as a form, and the tool's answer carries the
+// child's output.
+func TestAnMCPClientIsAskedASubagentsApproval(t *testing.T) {
+	for _, proto := range mcpVersions {
+		t.Run("over "+proto, func(t *testing.T) {
+			td := startTandem(t, setup{config: `{"permission": {"task": "allow"}}`})
+			var messages []string
+			var mu sync.Mutex
+			cs := connectMCP(t, td, mcpserver.Deny, time.Minute, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					messages = append(messages, req.Params.Message)
+					mu.Unlock()
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+				},
+			}, proto)
+			res, _ := callTool(t, cs, "tandem", map[string]any{"prompt": "task: general | run: echo mcp-child"})
+			mu.Lock()
+			defer mu.Unlock()
+			if len(messages) != 1 || !strings.Contains(messages[0], "echo mcp-child") {
+				t.Fatalf("the MCP client was asked %q, want the child's command once", messages)
+			}
+			b, _ := json.Marshal(res.Content)
+			if !strings.Contains(string(b), "mcp-child") {
+				t.Fatalf("the tool's answer %s lacks the child's output", b)
+			}
+		})
 	}
 }
