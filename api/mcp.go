@@ -26,6 +26,9 @@ type Elicitation struct {
 		MessageID string `json:"messageID"`
 		CallID    string `json:"callID"`
 	} `json:"tool,omitempty"`
+	// ParentSessionID and RootSessionID name the sessions a subagent's session descends from.
+	ParentSessionID string          `json:"parentSessionID,omitempty"`
+	RootSessionID   string          `json:"rootSessionID,omitempty"`
 	Mode            string          `json:"mode"`
 	Message         string          `json:"message"`
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`

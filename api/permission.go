@@ -38,6 +38,11 @@ type PermissionRequest struct {
 	Metadata   map[string]any     `json:"metadata"`
 	Always     []string           `json:"always"`
 	Tool       *PermissionToolRef `json:"tool,omitempty"`
+	// ParentSessionID and RootSessionID name the session a subagent's session was started from,
+	// and the top of that line: a person looking at that session sees its subagents' requests
+	// (tandem extension; absent for a session that is no subagent's).
+	ParentSessionID string `json:"parentSessionID,omitempty"`
+	RootSessionID   string `json:"rootSessionID,omitempty"`
 	// Decisions are the answers valid for this request, in order (tandem extension).
 	Decisions []PermissionChoice `json:"decisions"`
 	Time      struct {

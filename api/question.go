@@ -33,4 +33,8 @@ type QuestionRequest struct {
 	SessionID string           `json:"sessionID" required:"true" pattern:"^ses"`
 	Questions []QuestionInfo   `json:"questions" required:"true" nullable:"false"`
 	Tool      *QuestionToolRef `json:"tool,omitempty"`
+	// ParentSessionID and RootSessionID name the sessions a subagent's session descends from, so a
+	// person looking at them sees its questions (tandem extension).
+	ParentSessionID string `json:"parentSessionID,omitempty"`
+	RootSessionID   string `json:"rootSessionID,omitempty"`
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/tandem-dev/tandem/internal/agent/permission"
+	"github.com/tandem-dev/tandem/internal/agent/session"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/infra/config"
 	"github.com/tandem-dev/tandem/internal/infra/keys"
@@ -29,6 +30,7 @@ type agentRuntime struct {
 	mu       sync.Mutex
 	loaders  map[string]*config.Loader
 	registry *provider.Registry
+	agents   []session.AgentConfig // the configuration's "agent" entries
 }
 
 func newAgentRuntime(dir string, env func(string) string, perms *permission.Service, keys *keys.Store) (*agentRuntime, error) {
@@ -103,6 +105,10 @@ func (rt *agentRuntime) apply(cfg config.Config) error {
 	if err != nil {
 		return err
 	}
+	agents, err := session.ParseAgentConfigs(cfg.Agent)
+	if err != nil {
+		return err
+	}
 	reg, err := provider.NewRegistry(cfg, rt.env)
 	if err != nil {
 		return err
@@ -113,7 +119,7 @@ func (rt *agentRuntime) apply(cfg config.Config) error {
 	}
 	rt.mu.Lock()
 	old := rt.registry
-	rt.registry = reg
+	rt.registry, rt.agents = reg, agents
 	rt.mu.Unlock()
 	if old != nil {
 		old.Close()
@@ -204,6 +210,18 @@ func (rt *agentRuntime) Takes(providerID, modelID, mime string) error {
 func (rt *agentRuntime) Compaction(providerID, modelID string) (auto bool, usable int64) {
 	r := rt.Registry()
 	return r.AutoCompaction(), r.Usable(providerID, modelID)
+}
+
+// ConfiguredAgents implements session.AgentConfigs: the agents of the current configuration.
+func (rt *agentRuntime) ConfiguredAgents() []session.AgentConfig {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.agents
+}
+
+// EditTools implements session.EditTools with the current registry's models.
+func (rt *agentRuntime) EditTools(providerID, modelID string) string {
+	return rt.Registry().EditTools(providerID, modelID)
 }
 
 func (rt *agentRuntime) close() {

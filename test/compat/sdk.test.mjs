@@ -108,10 +108,11 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
     for (const methods of Object.values(auth)) for (const m of methods) assert.ok(['api', 'oauth'].includes(m.type), JSON.stringify(m));
   });
 
-  test('the agent list has build and plan, and plan denies edits and commands', async () => {
+  test('the agent list has build and plan, the subagents general and explore, and plan denies edits and commands', async () => {
     const agents = ok(await client.app.agents());
     const byName = Object.fromEntries(agents.map((a) => [a.name, a]));
-    assert.deepEqual(Object.keys(byName).sort(), ['build', 'plan']);
+    assert.deepEqual(Object.keys(byName).sort(), ['build', 'explore', 'general', 'plan']);
+    assert.equal(byName.explore.mode, 'subagent');
     assert.equal(byName.build.mode, 'primary');
     assert.ok(Array.isArray(byName.plan.permission));
     assert.ok(byName.plan.permission.some((r) => r.permission === 'bash' && r.action === 'deny'), JSON.stringify(byName.plan.permission));

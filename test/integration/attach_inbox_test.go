@@ -266,3 +266,22 @@ func TestAttachSendsAPromptWithThePickedModel(t *testing.T) {
 		t.Fatalf("the scripted model saw %d requests; the picked model's prompt must not reach it", len(reqs))
 	}
 }
+
+// TestAttachAnswersASubagentsApprovalUnderTheParent: the person looks at the session that started a
+// task; the subagent's bash request opens there, is answered there, and the parent's turn ends with
+// the child's output.
+func TestAttachAnswersASubagentsApprovalUnderTheParent(t *testing.T) {
+	td := startTandem(t, setup{config: `{"permission": {"task": "allow"}}`})
+	sc := attachIn(t, td.base, testPassword)
+
+	sc.prompt("task: general | run: echo child-$((6*7))")
+	sc.waitText("Permission: bash", "$ echo child-$((6*7))", "[1] Allow once")
+	sc.keys("1")
+	sc.waitGone("Permission: bash")
+	sc.waitText("child-42")
+	var waiting []permissionRequest
+	td.call(t, http.MethodGet, "/permission", "", http.StatusOK, &waiting)
+	if len(waiting) != 0 {
+		t.Fatalf("GET /permission still lists %+v", waiting)
+	}
+}

@@ -30,8 +30,12 @@ type Elicitation struct {
 	Server    string   `json:"server" required:"true"`
 	SessionID string   `json:"sessionID,omitempty"`
 	Tool      *ToolRef `json:"tool,omitempty"`
-	Mode      string   `json:"mode" required:"true" enum:"form,url"`
-	Message   string   `json:"message" required:"true"`
+	// ParentSessionID and RootSessionID name the sessions a subagent's session descends from
+	// (tandem extension).
+	ParentSessionID string `json:"parentSessionID,omitempty"`
+	RootSessionID   string `json:"rootSessionID,omitempty"`
+	Mode            string `json:"mode" required:"true" enum:"form,url"`
+	Message         string `json:"message" required:"true"`
 	// RequestedSchema is the form to fill in (form mode).
 	RequestedSchema *FormSchema `json:"requestedSchema,omitempty"`
 	// URL is the page the person is asked to open themselves (url mode), and Domain its host, shown
@@ -138,6 +142,7 @@ func (m *Manager) newElicitation(ctx context.Context, c *conn, message string) (
 	info, ok := m.attribute(ctx, c)
 	if ok {
 		e.SessionID = info.SessionID
+		e.ParentSessionID, e.RootSessionID = info.ParentSessionID, info.RootSessionID
 		if info.CallID != "" {
 			e.Tool = &ToolRef{MessageID: info.MessageID, CallID: info.CallID}
 			if r, ok := m.claim(*e.Tool); ok {

@@ -151,6 +151,8 @@ type CallInfo struct {
 	MessageID string
 	CallID    string
 	Directory string
+	// ParentSessionID and RootSessionID, for a subagent's call, go on its elicitations.
+	ParentSessionID, RootSessionID string
 
 	turn context.Context // the calling turn's: a shutdown's cause lets its elicitations go, still stored
 }

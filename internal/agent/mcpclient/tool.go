@@ -64,6 +64,7 @@ func (t mcpTool) Run(ctx context.Context, call *tool.Call) (tool.Result, error) 
 	}
 	res, err := t.m.CallTool(ctx, t.info.Name, call.Input, CallInfo{
 		SessionID: call.SessionID, MessageID: call.MessageID, CallID: call.ID, Directory: call.Dir,
+		ParentSessionID: call.ParentSessionID, RootSessionID: call.RootSessionID,
 	})
 	if err != nil {
 		if pending.ServerStopping(ctx) && t.m.StoppedWaiting(call.MessageID, call.ID) {

@@ -14,9 +14,13 @@ import (
 // "never ask about directories" never becomes "let commands write everywhere". A directory with a
 // deny or ask rule for a directory inside it is left out whole.
 func (g gate) Directories(ctx context.Context, permission string) ([]string, error) {
-	rules, grants, _, err := g.s.rulesFor(ctx, g.sc)
+	user, grants, _, err := g.s.rulesFor(ctx, g.sc)
 	if err != nil {
 		return nil, err
+	}
+	rules := append(slices.Clip(user), g.sc.Rules...)
+	for _, l := range g.sc.Within {
+		rules = append(rules, l.Rules...) // a parent's deny or ask of a directory inside narrows it too
 	}
 	var dirs []string
 	for _, r := range append(slices.Clone(rules), grants...) {
@@ -35,7 +39,8 @@ func (g gate) Directories(ctx context.Context, permission string) ([]string, err
 		if narrower(append(slices.Clone(rules), grants...), permission, dir) {
 			continue // Landlock grants whole trees: a deny or ask for a directory inside wins
 		}
-		switch Evaluate(rules, permission, pattern) {
+		action, _, _, _ := decide(user, Scope{Rules: g.sc.Rules, Within: g.sc.Within}, permission, pattern)
+		switch action {
 		case Allow:
 			dirs = append(dirs, dir)
 		case Ask:

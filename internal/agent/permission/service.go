@@ -296,6 +296,33 @@ type Scope struct {
 	// Session are the rules a client set on the session (POST /session, PATCH /session/{id}, the
 	// MCP tandem tool's permission argument). They can only make a call stricter (see Decide).
 	Session []Rule
+	// Within are the rules of the sessions a subagent's session descends from, its parent's
+	// first: a subagent may do only what each of them may, so a call is judged by its own rules and
+	// theirs, and the strictest answer holds.
+	Within []Layer
+	// ParentSessionID and RootSessionID, for a subagent's session, are shown on its requests.
+	ParentSessionID, RootSessionID string
+}
+
+// Layer is what one session's calls are judged by besides the configuration: its agent's rules
+// and its client's session rules.
+type Layer struct {
+	Rules   []Rule
+	Session []Rule
+}
+
+// decide is Decide for a call of sc, made stricter by the sessions sc descends from (sc.Within);
+// user are the configuration's rules (defaults included), without the agent's. inherited says a
+// parent's rules made it stricter.
+func decide(user []Rule, sc Scope, permission, pattern string) (action Action, by, ignored *Rule, inherited bool) {
+	action, by, ignored = Decide(append(slices.Clip(user), sc.Rules...), sc.Session, permission, pattern)
+	for _, l := range sc.Within {
+		up, _, _ := Decide(append(slices.Clip(user), l.Rules...), l.Session, permission, pattern)
+		if strictness(up) > strictness(action) {
+			action, by, inherited = up, nil, true
+		}
+	}
+	return action, by, ignored, inherited
 }
 
 // Gate returns the tool.Gate for one tool call.
@@ -325,6 +352,9 @@ func (g gate) Check(ctx context.Context, ask tool.Ask) error {
 // session's agent) and, apart, the remembered grants of the project and of the session. A persisted
 // deny refuses before any rule is read; an allow grant only turns an ask into an allow, so a deny
 // from the configuration (or from the session's rules) always wins over an earlier "always".
+//
+// rules are the defaults and the configuration's, without the agent's (sc.Rules): decide adds
+// those, and a subagent's parents' own.
 func (s *Service) rulesFor(ctx context.Context, sc Scope) (rules, grants []Rule, timeout time.Duration, err error) {
 	grants, err = s.projectGrants(ctx, sc.ProjectID)
 	if err != nil {
@@ -335,7 +365,6 @@ func (s *Service) rulesFor(ctx context.Context, sc Scope) (rules, grants []Rule,
 	grants = append(slices.Clone(grants), s.sessions[sc.SessionID]...)
 	s.mu.Unlock()
 	rules = append(Defaults(), cfg.Rules...)
-	rules = append(rules, sc.Rules...)
 	return rules, grants, cfg.Timeout, nil
 }
 
@@ -379,16 +408,19 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 	needAsk := false
 	var ignored []Rule
 	for _, p := range patterns {
-		action, by, loosening := Decide(rules, sc.Session, ask.Permission, p)
+		action, by, loosening, inherited := decide(rules, sc, ask.Permission, p)
 		if loosening != nil {
 			s.log.Warn("a session rule from a client cannot allow what the user's rules ask or deny: ignored",
-				"session", sc.SessionID, "permission", ask.Permission, "pattern", p, "rule", *loosening, "user", Evaluate(rules, ask.Permission, p))
+				"session", sc.SessionID, "permission", ask.Permission, "pattern", p, "rule", *loosening, "user", Evaluate(append(slices.Clip(rules), sc.Rules...), ask.Permission, p))
 			if !slices.Contains(ignored, *loosening) {
 				ignored = append(ignored, *loosening)
 			}
 		}
 		switch action {
 		case Deny:
+			if inherited {
+				return inheritedDenial(ask.Permission, p)
+			}
 			return denial(by, ask.Permission, p)
 		case Ask:
 			// What cannot be judged before it runs is never covered by a remembered grant.
@@ -404,8 +436,12 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 			s.logDenied(ctx, sc, n.Permission, []string{n.Pattern}, by)
 			return rejectf("The user has chosen to always reject this tool call (%s %s). Try another approach, or ask the user", n.Permission, n.Pattern)
 		}
-		switch Evaluate(rules, n.Permission, n.Pattern) {
+		action, _, _, inherited := decide(rules, Scope{Rules: sc.Rules, Within: sc.Within}, n.Permission, n.Pattern)
+		switch action {
 		case Deny:
+			if inherited {
+				return inheritedDenial(n.Permission, n.Pattern)
+			}
 			return rejectf("The user has specified a rule which prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", n.Permission, n.Pattern)
 		case Ask:
 			if n.Unjudged != "" || !granted(grants, n.Permission, n.Pattern) {
@@ -437,6 +473,7 @@ func (s *Service) check(ctx context.Context, sc Scope, ask tool.Ask) error {
 	if sc.CallID != "" {
 		req.Tool = &ToolRef{MessageID: sc.MessageID, CallID: sc.CallID}
 	}
+	req.ParentSessionID, req.RootSessionID = sc.ParentSessionID, sc.RootSessionID
 	req.Decisions = Decisions(req)
 	req.Time.Created = time.Now().UnixMilli()
 	if err := s.persist(ctx, req); err != nil {
@@ -457,7 +494,10 @@ func (s *Service) stillAllowed(ctx context.Context, sc Scope, req Request) error
 		return err
 	}
 	for _, p := range req.Patterns {
-		if action, by, _ := Decide(rules, sc.Session, req.Permission, p); action == Deny {
+		if action, by, _, inherited := decide(rules, sc, req.Permission, p); action == Deny {
+			if inherited {
+				return inheritedDenial(req.Permission, p)
+			}
 			return denial(by, req.Permission, p)
 		}
 	}
@@ -471,6 +511,12 @@ func denial(by *Rule, permission, pattern string) error {
 		return rejectf("A rule of this session prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", permission, pattern)
 	}
 	return rejectf("The user has specified a rule which prevents you from using this specific tool call (%s %s). Try another approach, or ask the user", permission, pattern)
+}
+
+// inheritedDenial is what a subagent is told when the rules of the session that started it deny
+// the call.
+func inheritedDenial(permission, pattern string) error {
+	return rejectf("The rules of the session that started this subagent prevent it from using this specific tool call (%s %s). Try another approach, or report back", permission, pattern)
 }
 
 // logDenied records in the decision log a call that a deny grant refused without asking.
@@ -672,13 +718,19 @@ func (s *Service) projectGrants(ctx context.Context, projectID string) ([]Rule, 
 	return rules, nil
 }
 
-// List returns the waiting requests, oldest first; empty filters match everything.
+// List returns the waiting requests, oldest first; empty filters match everything. A session's
+// requests include those of the subagents it started (their parentSessionID or rootSessionID is
+// the session), so whoever looks at it sees what its subagents wait for.
 func (s *Service) List(sessionID, directory string) []Request {
-	items := s.broker.List(sessionID)
+	items := s.broker.List("")
 	out := make([]Request, 0, len(items))
 	for _, it := range items {
-		if directory == "" || it.Request.directory == directory {
-			out = append(out, it.Request)
+		r := it.Request
+		if sessionID != "" && it.SessionID != sessionID && r.ParentSessionID != sessionID && r.RootSessionID != sessionID {
+			continue
+		}
+		if directory == "" || r.directory == directory {
+			out = append(out, r)
 		}
 	}
 	return out

@@ -37,6 +37,7 @@ type (
 // (events are published there).
 type Request struct {
 	api.QuestionRequest
+	// Directory is the project the asking session works in; events are published there.
 	Directory string `json:"-"`
 }
 

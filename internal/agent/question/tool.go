@@ -74,7 +74,8 @@ func (t questionTool) Run(ctx context.Context, call *tool.Call) (tool.Result, er
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return tool.Result{}, errs.E(errs.Invalid, "The question tool was called with invalid arguments: %v. Please rewrite the input so it satisfies the expected schema.", err)
 	}
-	req := Request{QuestionRequest: api.QuestionRequest{SessionID: call.SessionID, Questions: in.Questions}, Directory: call.Dir}
+	req := Request{QuestionRequest: api.QuestionRequest{SessionID: call.SessionID, Questions: in.Questions,
+		ParentSessionID: call.ParentSessionID, RootSessionID: call.RootSessionID}, Directory: call.Dir}
 	if call.ID != "" {
 		req.Tool = &ToolRef{MessageID: call.MessageID, CallID: call.ID}
 	}

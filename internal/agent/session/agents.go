@@ -1,7 +1,10 @@
 package session
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
@@ -16,7 +19,9 @@ type AgentInfo = api.AgentInfo
 type agent struct {
 	info   AgentInfo
 	tools  map[string]bool // the only tools it is offered; nil offers every tool
+	off    map[string]bool // tools it is never offered (a configured agent's "tools": {"bash": false})
 	prompt string
+	model  *MessageModel // the model it runs on (a configured agent's "model"); nil: its caller's
 }
 
 // agents are build (every tool) and plan (read-only), as in OpenCode. A function, not a variable,
@@ -34,6 +39,18 @@ func agents() []agent {
 			tools:  map[string]bool{"read": true, "list": true, "glob": true, "grep": true, "todoread": true, "todowrite": true, "question": true},
 			prompt: "You are in plan mode: you may read and search, but not edit files or run commands. Produce a plan.",
 		},
+		{info: AgentInfo{Name: "general", Description: "General-purpose agent for researching complex questions and executing multi-step tasks; it can run several units of work for you.",
+			Mode: "subagent", Native: true, Permission: []permission.Rule{}, Options: map[string]any{}},
+			off:    map[string]bool{"todowrite": true, "todoread": true},
+			prompt: "You are a subagent started by another agent for one task. Do it, then answer with what you found or did: your last message is all the other agent sees.",
+		},
+		{info: AgentInfo{Name: "explore", Description: "Fast agent for exploring a codebase: finds files by pattern, searches code for keywords, and answers questions about it. Say how thorough it should be.",
+			Mode: "subagent", Native: true, Options: map[string]any{},
+			Permission: []permission.Rule{{Permission: "edit", Pattern: "*", Action: permission.Deny}}},
+			tools: map[string]bool{"read": true, "list": true, "glob": true, "grep": true, "bash": true, "webfetch": true},
+			prompt: "You are a file search specialist started by another agent: find files and code, read them, and answer precisely with paths and line numbers. " +
+				"You do not change files. Your last message is all the other agent sees.",
+		},
 	}
 }
 
@@ -43,6 +60,25 @@ func Agents() []AgentInfo {
 	out := make([]AgentInfo, len(defs))
 	for i, a := range defs {
 		out[i] = a.info
+	}
+	return out
+}
+
+// Agents lists the agents a prompt or a task can name: the built-in ones, then those the
+// configuration defines (GET /agent).
+func (s *Service) Agents() []AgentInfo {
+	out := Agents()
+	if s.agent == nil {
+		return out
+	}
+	configs, ok := s.agent.Providers.(AgentConfigs)
+	if !ok {
+		return out
+	}
+	for _, c := range configs.ConfiguredAgents() {
+		if a, ok := findAgent(*s.agent, c.Name); ok && !a.info.Native {
+			out = append(out, a.info)
+		}
 	}
 	return out
 }
@@ -57,8 +93,128 @@ func agentNamed(name string) (agent, bool) {
 	return agent{}, false
 }
 
-// offers reports whether the agent may be offered a tool at all.
-func (a agent) offers(toolName string) bool { return a.tools == nil || a.tools[toolName] }
+// offers reports whether the agent may be offered a tool at all. A subagent is never offered task:
+// subagents do not start subagents of their own.
+func (a agent) offers(toolName string) bool {
+	if toolName == "task" && a.info.Mode == "subagent" {
+		return false
+	}
+	return (a.tools == nil || a.tools[toolName]) && !a.off[toolName]
+}
+
+// AgentConfigs is implemented by Providers that carry the configuration's agents ("agent" in
+// tandem.json, as in OpenCode); their definitions are read at each use, so a changed
+// configuration applies to the next turn.
+type AgentConfigs interface {
+	ConfiguredAgents() []AgentConfig
+}
+
+// AgentConfig is one agent the configuration defines, as OpenCode's config writes it.
+type AgentConfig struct {
+	Name        string
+	Description string `json:"description"`
+	Mode        string `json:"mode"` // subagent, primary or all (default all)
+	Prompt      string `json:"prompt"`
+	Model       string `json:"model"` // "providerID/modelID"; empty: the caller's model
+	// Permission is OpenCode's permission config for this agent; its rules apply after the
+	// configuration's, as a built-in agent's do.
+	Permission json.RawMessage `json:"permission"`
+	// Tools switches tools off ("bash": false); true changes nothing.
+	Tools   map[string]bool `json:"tools"`
+	Disable bool            `json:"disable"`
+
+	rules []permission.Rule
+}
+
+// ParseAgentConfigs reads the configuration's "agent" entries. A problem names the agent and what
+// is wrong, so the configuration can be refused before it applies.
+func ParseAgentConfigs(raw map[string]json.RawMessage) ([]AgentConfig, error) {
+	names := make([]string, 0, len(raw))
+	for name := range raw {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var out []AgentConfig
+	for _, name := range names {
+		var c AgentConfig
+		if err := json.Unmarshal(raw[name], &c); err != nil {
+			return nil, fmt.Errorf("agent.%s: %w", name, err)
+		}
+		c.Name = name
+		switch c.Mode {
+		case "":
+			c.Mode = "all"
+		case "subagent", "primary", "all":
+		default:
+			return nil, fmt.Errorf("agent.%s.mode: expected \"subagent\", \"primary\" or \"all\", got %q", name, c.Mode)
+		}
+		if c.Model != "" {
+			if p, m, ok := strings.Cut(c.Model, "/"); !ok || p == "" || m == "" {
+				return nil, fmt.Errorf("agent.%s.model: expected \"providerID/modelID\", got %q", name, c.Model)
+			}
+		}
+		pc, err := permission.ParseConfig(c.Permission)
+		if err != nil {
+			return nil, fmt.Errorf("agent.%s.%w", name, err)
+		}
+		c.rules = pc.Rules
+		if c.rules == nil {
+			c.rules = []permission.Rule{}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// findAgent returns the definition of a built-in agent, or of one the configuration defines.
+func findAgent(ag Agent, name string) (agent, bool) {
+	if a, ok := agentNamed(name); ok {
+		return a, true
+	}
+	configs, ok := ag.Providers.(AgentConfigs)
+	if !ok {
+		return agent{}, false
+	}
+	for _, c := range configs.ConfiguredAgents() {
+		if c.Name != name || c.Disable {
+			continue
+		}
+		a := agent{info: AgentInfo{Name: c.Name, Description: c.Description, Mode: c.Mode, Permission: c.rules, Options: map[string]any{}},
+			prompt: c.Prompt, off: map[string]bool{}}
+		for tl, on := range c.Tools {
+			if !on {
+				a.off[tl] = true
+			}
+		}
+		if p, m, ok := strings.Cut(c.Model, "/"); ok {
+			a.model = &MessageModel{ProviderID: p, ModelID: m}
+		}
+		return a, true
+	}
+	return agent{}, false
+}
+
+// subagents lists the agents task may start: the built-in general and explore, and the
+// configuration's whose mode is subagent or all.
+func subagents(ag Agent) []agent {
+	var out []agent
+	for _, a := range agents() {
+		if a.info.Mode == "subagent" {
+			out = append(out, a)
+		}
+	}
+	if configs, ok := ag.Providers.(AgentConfigs); ok {
+		for _, c := range configs.ConfiguredAgents() {
+			if c.Disable || c.Mode == "primary" {
+				continue
+			}
+			if a, ok := findAgent(ag, c.Name); ok && !a.info.Native {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
 
 // system is the agent's system prompt in a project directory.
 func (a agent) system(dir string) []string {

@@ -97,32 +97,50 @@ func storeDiff(ctx context.Context, q store.Sessions, sessionID string, diff map
 	return q.PutSessionDiff(ctx, sessionID, data)
 }
 
-// foldDiffs adds the file changes of completed tool parts (their metadata.filediff) to diffs.
+// foldDiffs adds the file changes of completed tool parts (their metadata.filediff, or
+// metadata.filediffs for a tool that changed several files) to diffs.
 func foldDiffs(diffs map[string]fileChange, parts []Part) {
 	for _, p := range parts {
 		if p.Type != "tool" || p.State == nil || p.State.Status != "completed" {
 			continue
 		}
-		fd, ok := p.State.Metadata["filediff"].(map[string]any)
-		if !ok {
-			continue
+		if fd, ok := p.State.Metadata["filediff"].(map[string]any); ok {
+			foldDiff(diffs, fd)
 		}
-		file, _ := fd["file"].(string)
-		before, _ := fd["before"].(string)
-		after, _ := fd["after"].(string)
-		if file == "" {
-			continue
-		}
-		d, seen := diffs[file]
-		if !seen {
-			d = fileChange{File: file, Before: before, Status: "modified"}
-			if before == "" {
-				d.Status = "added"
+		switch list := p.State.Metadata["filediffs"].(type) {
+		case []map[string]any: // as the tool returned it
+			for _, fd := range list {
+				foldDiff(diffs, fd)
+			}
+		case []any: // as the store gave it back
+			for _, item := range list {
+				if fd, ok := item.(map[string]any); ok {
+					foldDiff(diffs, fd)
+				}
 			}
 		}
-		d.After = after
-		diffs[file] = d
 	}
+}
+
+func foldDiff(diffs map[string]fileChange, fd map[string]any) {
+	file, _ := fd["file"].(string)
+	before, _ := fd["before"].(string)
+	after, _ := fd["after"].(string)
+	if file == "" {
+		return
+	}
+	d, seen := diffs[file]
+	if !seen {
+		d = fileChange{File: file, Before: before, Status: "modified"}
+		if before == "" {
+			d.Status = "added"
+		}
+	}
+	d.After = after
+	if deleted, _ := fd["deleted"].(bool); deleted {
+		d.Status = "deleted"
+	}
+	diffs[file] = d
 }
 
 // diffList is the changes as FileDiffs, in file order, their files relative to root.

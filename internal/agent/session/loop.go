@@ -281,8 +281,12 @@ func resolveAgent(ag Agent, sess Session, agentName string, model *MessageModel)
 	if agentName == "" {
 		agentName = "build"
 	}
-	if _, ok := agentNamed(agentName); !ok {
-		return "", nil, errs.E(errs.Invalid, "agent: unknown agent %q (build, plan)", agentName)
+	def, ok := findAgent(ag, agentName)
+	if !ok {
+		return "", nil, errs.E(errs.Invalid, "agent: unknown agent %q (build, plan, or one the configuration defines)", agentName)
+	}
+	if model == nil && def.model != nil {
+		model = def.model
 	}
 	if model == nil && sess.Model != nil {
 		model = &MessageModel{ProviderID: sess.Model.ProviderID, ModelID: sess.Model.ID}

@@ -243,6 +243,48 @@ func TestToolsAreFilteredByTheAgentAndThePrompt(t *testing.T) {
 	}
 }
 
+func TestTheModelDecidesBetweenApplyPatchAndEdit(t *testing.T) {
+	offered := func(tools []tool.Tool) (patch, edit bool) {
+		for _, tl := range tools {
+			patch = patch || tl.Name() == "apply_patch"
+			edit = edit || tl.Name() == "edit" || tl.Name() == "write" || tl.Name() == "multiedit"
+		}
+		return patch, edit
+	}
+	for _, tt := range []struct {
+		model       string
+		patch, edit bool
+	}{
+		{"gpt-5.1-codex", true, false},
+		{"gpt-4o", false, true},
+		{"gpt-oss-120b", false, true},
+		{"claude-sonnet-4-5", false, true},
+		{"demo", true, true},
+	} {
+		t.Run(tt.model, func(t *testing.T) {
+			ag := Agent{Providers: editToolsOf{"demo": provider.EditToolsAll}}
+			tools := editToolsFor(ag, &MessageModel{ProviderID: "p", ModelID: tt.model}, tool.Builtins(tool.Options{}).All())
+			if patch, edit := offered(tools); patch != tt.patch || edit != tt.edit {
+				t.Fatalf("apply_patch offered %v, edit %v; want %v, %v", patch, edit, tt.patch, tt.edit)
+			}
+		})
+	}
+}
+
+// editToolsOf answers EditTools from a table by model, and OpenCode's rule for the rest.
+type editToolsOf map[string]string
+
+func (e editToolsOf) EditTools(_, modelID string) string {
+	if m, ok := e[modelID]; ok {
+		return m
+	}
+	return provider.DefaultEditTools(modelID)
+}
+
+func (editToolsOf) Get(string) (provider.Provider, bool)        { return nil, false }
+func (editToolsOf) Default() (string, string)                   { return "", "" }
+func (editToolsOf) Cost(string, string, provider.Usage) float64 { return 0 }
+
 func TestGETAgentListsTheDefinitionsTheLoopApplies(t *testing.T) {
 	for _, info := range Agents() {
 		def, ok := agentNamed(info.Name)

@@ -233,7 +233,7 @@ func (s *Service) resume(ctx context.Context, r resumePoint) error {
 		return fmt.Errorf("provider %q is not configured any more", model.ProviderID)
 	}
 	agentName := r.msg.Agent
-	if _, ok := agentNamed(agentName); !ok {
+	if _, ok := findAgent(*s.agent, agentName); !ok {
 		return fmt.Errorf("unknown agent %q", agentName)
 	}
 	in := PromptInput{Agent: agentName, Model: model, Tools: user.Info.Tools, System: user.Info.System}

@@ -32,7 +32,7 @@ func (sn snapshots) track(ctx context.Context, dir string) string {
 // ones that only read (a step that calls only those, or none, takes no snapshot).
 func mayChangeFiles(toolName string) bool {
 	switch toolName {
-	case "read", "list", "glob", "grep", "todoread", "todowrite", "question":
+	case "read", "list", "glob", "grep", "todoread", "todowrite", "question", "webfetch":
 		return false
 	}
 	return true

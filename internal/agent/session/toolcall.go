@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/tandem-dev/tandem/internal/agent/pending"
@@ -35,6 +36,33 @@ func toolsFor(ag Agent, sessionID string, def agent, switched map[string]bool) [
 		out = append(out, tl)
 	}
 	return out
+}
+
+// EditTools is implemented by Providers that know which tools a model changes files with (see
+// provider.EditTools); without it, OpenCode's rule for the model's ID decides.
+type EditTools interface {
+	EditTools(providerID, modelID string) string
+}
+
+// editToolsFor keeps the file-changing tools the turn's model is offered: apply_patch for the
+// models trained on its format (OpenAI's GPT models), edit, multiedit and write for the others.
+func editToolsFor(ag Agent, model *MessageModel, tools []tool.Tool) []tool.Tool {
+	if model == nil {
+		return tools
+	}
+	mode := provider.DefaultEditTools(model.ModelID)
+	if et, ok := ag.Providers.(EditTools); ok {
+		mode = et.EditTools(model.ProviderID, model.ModelID)
+	}
+	return slices.DeleteFunc(tools, func(tl tool.Tool) bool {
+		switch tl.Name() {
+		case "apply_patch":
+			return mode == provider.EditToolsEdit
+		case "edit", "multiedit", "write":
+			return mode == provider.EditToolsPatch
+		}
+		return false
+	})
 }
 
 // runTool runs one call through its part's states: pending → running → completed | error. A
@@ -90,11 +118,20 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	if !json.Valid(input) {
 		return p, false, fail("The tool input is not valid JSON: " + string(call.Input))
 	}
+	var within []permission.Layer
+	var parentID, rootID string
+	if sess.ParentID != "" {
+		var err error
+		if within, parentID, rootID, err = s.lineage(keep, ag, sess); err != nil {
+			return p, false, fail("The rules of the session that started this subagent could not be read, so nothing was run: " + err.Error())
+		}
+	}
 	var gate tool.Gate = allowAll{}
 	if ag.Permissions != nil {
-		def, _ := agentNamed(agent)
+		def, _ := findAgent(ag, agent)
 		scope := permission.Scope{SessionID: sess.ID, Directory: sess.Directory, ProjectID: s.GrantScope(ctx, sess.Directory),
-			MessageID: msg.ID, CallID: call.ID, Rules: def.info.Permission, Session: sess.Permission}
+			MessageID: msg.ID, CallID: call.ID, Rules: def.info.Permission, Session: sess.Permission,
+			Within: within, ParentSessionID: parentID, RootSessionID: rootID}
 		switch {
 		case resume != nil && resume.elicitation != "":
 			// The call was approved and running when the server stopped: it runs again as it was.
@@ -125,6 +162,7 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	res, err := tl.Run(ctx, &tool.Call{
 		ID: call.ID, SessionID: sess.ID, MessageID: msg.ID, Agent: agent, Dir: dir, Input: input,
 		Gate: gate, Progress: progress, Todos: s, Files: files, Terminals: terminals,
+		ParentSessionID: parentID, RootSessionID: rootID,
 	})
 	updates.Close()
 	mu.Lock()

@@ -103,13 +103,17 @@ func (s *Service) startTurn(ctx context.Context, ag Agent, t *turn) (*turnRun, e
 			s.generateTitle(ctx, tr.prov, t.input.Model.ModelID, tr.sid, t.title, firstText(t.input.Parts))
 		}()
 	}
-	def, _ := agentNamed(t.input.Agent) // checked when the prompt was accepted
+	def, _ := findAgent(ag, t.input.Agent) // checked when the prompt was accepted
 	if r := t.resume; r != nil && r.elicitation != "" && ag.Elicitations != nil {
 		// The MCP server that asked stopped with the previous process: its tools are back once the
 		// new process has connected it (or failed to, and the call fails as a missing tool).
 		_ = ag.Elicitations.WaitStarted(ctx)
 	}
 	tools := toolsFor(ag, tr.sid, def, t.input.Tools)
+	if task := s.taskTool(ag, def, t.input.Tools); task != nil {
+		tools = append(tools, task)
+	}
+	tools = editToolsFor(ag, t.input.Model, tools)
 	tr.specs = make([]provider.ToolSpec, 0, len(tools))
 	tr.byName = make(map[string]tool.Tool, len(tools))
 	for _, tl := range tools {

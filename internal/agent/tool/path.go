@@ -2,6 +2,8 @@ package tool
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -97,4 +99,77 @@ func writeAtomicUnder(rootDir, rel, content string) error {
 	}
 	// The file keeps the mode it had (a script stays executable).
 	return atomicfile.WriteIn(root, rel, []byte(content), atomicfile.PermIn(root, rel, 0o644))
+}
+
+// staged is new content written beside the file it will replace, not yet in place: the files of
+// one change (apply_patch, multiedit) are all staged first and then renamed together, so that the
+// change fails, if it fails, before any of them changed. (atomicfile writes and renames in one
+// step, which a change of several files cannot use.)
+type staged struct {
+	root      *os.Root
+	tmp, rel  string
+	committed bool
+}
+
+// stage writes content to a synced temporary file beside rel (inside rootDir), with rel's mode
+// when it exists. Nothing is visible at rel until commit.
+func stage(rootDir, rel, content string) (*staged, error) {
+	root, err := os.OpenRoot(rootDir)
+	if err != nil {
+		return nil, err
+	}
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			_ = root.Close()
+			return nil, err
+		}
+	}
+	mode := atomicfile.PermIn(root, rel, 0o644)
+	var suffix [6]byte
+	_, _ = rand.Read(suffix[:])
+	s := &staged{root: root, rel: rel, tmp: filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".tandem-"+hex.EncodeToString(suffix[:]))}
+	tmp, err := root.OpenFile(s.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		_ = root.Close()
+		return nil, err
+	}
+	err = func() error {
+		if _, err := tmp.WriteString(content); err != nil {
+			return err
+		}
+		if err := tmp.Sync(); err != nil {
+			return err
+		}
+		return tmp.Chmod(mode)
+	}()
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.discard()
+		return nil, err
+	}
+	return s, nil
+}
+
+// commit renames the staged content into place.
+func (s *staged) commit() error {
+	if err := s.root.Rename(s.tmp, s.rel); err != nil {
+		return err
+	}
+	s.committed = true
+	return nil
+}
+
+// discard removes the temporary file unless it was committed, and lets the root go; it may be
+// called more than once.
+func (s *staged) discard() {
+	if s.root == nil {
+		return
+	}
+	if !s.committed {
+		_ = s.root.Remove(s.tmp)
+	}
+	_ = s.root.Close()
+	s.root = nil
 }

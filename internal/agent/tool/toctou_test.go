@@ -36,6 +36,9 @@ func TestASymlinkSwappedInDuringTheApprovalWaitIsRefused(t *testing.T) {
 	}{
 		{"write", Write{}, "", map[string]any{"filePath": "sub/f.txt", "content": "payload"}},
 		{"edit", Edit{}, "old", map[string]any{"filePath": "sub/f.txt", "oldString": "old", "newString": "payload"}},
+		{"multiedit", MultiEdit{}, "old", map[string]any{"filePath": "sub/f.txt", "edits": []map[string]any{{"oldString": "old", "newString": "payload"}}}},
+		{"apply_patch's update", ApplyPatch{}, "old", map[string]any{"patchText": "*** Begin Patch\n*** Update File: sub/f.txt\n-old\n+payload\n*** End Patch"}},
+		{"apply_patch's add", ApplyPatch{}, "", map[string]any{"patchText": "*** Begin Patch\n*** Add File: sub/f.txt\n+payload\n*** End Patch"}},
 		{"bash's redirection", NewBash(Options{}), "", map[string]any{"command": "echo payload > sub/f.txt", "description": "write"}},
 	} {
 		t.Run(tt.name+" refuses to follow the swapped directory outside the project", func(t *testing.T) {

@@ -1,5 +1,5 @@
-// Package tool holds the built-in tools the agent calls: bash, read, write, edit, list, glob, grep,
-// todowrite and todoread. Their inputs, outputs and metadata use OpenCode's names so that clients
+// Package tool holds the built-in tools the agent calls: bash, read, write, edit, multiedit,
+// apply_patch, list, glob, grep, webfetch, todowrite and todoread. Their inputs, outputs and metadata use OpenCode's names so that clients
 // written for OpenCode render tandem's tool parts unchanged.
 //
 // Every tool asks its Call's Gate before it acts, and a path that leaves the session's directory is
@@ -42,6 +42,9 @@ type Call struct {
 	// Terminals runs bash's commands in a client's terminals (an editor's, over ACP, so the person
 	// watches them live); nil: tandem runs them.
 	Terminals Terminals
+	// ParentSessionID and RootSessionID, in a subagent's session, name the session that started it
+	// and the top of that line: what the call asks a person carries them, so it is shown there.
+	ParentSessionID, RootSessionID string
 }
 
 // Terminals runs a command in a client's terminal until it exits, the timeout passes (the client
@@ -177,7 +180,9 @@ func NewSet(tools ...Tool) *Set {
 	return s
 }
 
-// Builtins returns the built-in tools: bash, read, write, edit, list, glob, grep, todowrite, todoread.
+// Builtins returns the built-in tools: bash, read, write, edit, multiedit, apply_patch, list, glob,
+// grep, webfetch, todowrite, todoread. A turn offers apply_patch or edit and write, by the model
+// (PatchTools).
 func Builtins(opts Options) *Set {
 	opts = opts.withDefaults()
 	return NewSet(
@@ -185,9 +190,12 @@ func Builtins(opts Options) *Set {
 		Read{},
 		Write{},
 		Edit{},
+		MultiEdit{},
+		ApplyPatch{},
 		List{},
 		Glob{},
 		Grep{},
+		WebFetch{},
 		TodoWrite{},
 		TodoRead{},
 	)

@@ -149,7 +149,7 @@ func TestBuiltinsHoldsEveryToolInOrder(t *testing.T) {
 			t.Errorf("Get(%q) = %v, %v", tl.Name(), got, ok)
 		}
 	}
-	want := []string{"bash", "read", "write", "edit", "list", "glob", "grep", "todowrite", "todoread"}
+	want := []string{"bash", "read", "write", "edit", "multiedit", "apply_patch", "list", "glob", "grep", "webfetch", "todowrite", "todoread"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}

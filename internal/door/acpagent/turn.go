@@ -146,17 +146,18 @@ func (t *translator) handle(ctx, actx context.Context, ev client.Event) bool {
 		}
 	case api.EventPermissionAsked:
 		var r api.PermissionRequest
-		if json.Unmarshal(ev.Properties, &r) == nil && r.SessionID == t.as.id {
+		// A subagent's request (its parent or root is this session) is asked here too.
+		if json.Unmarshal(ev.Properties, &r) == nil && (r.SessionID == t.as.id || r.ParentSessionID == t.as.id || r.RootSessionID == t.as.id) {
 			t.ask(actx, r)
 		}
 	case api.EventQuestionAsked:
 		var q api.QuestionRequest
-		if json.Unmarshal(ev.Properties, &q) == nil && q.SessionID == t.as.id {
+		if json.Unmarshal(ev.Properties, &q) == nil && (q.SessionID == t.as.id || q.ParentSessionID == t.as.id || q.RootSessionID == t.as.id) {
 			t.askQuestion(actx, q)
 		}
 	case api.EventElicitationAsked:
 		var e api.Elicitation
-		if json.Unmarshal(ev.Properties, &e) == nil && e.SessionID == t.as.id {
+		if json.Unmarshal(ev.Properties, &e) == nil && (e.SessionID == t.as.id || e.ParentSessionID == t.as.id || e.RootSessionID == t.as.id) {
 			t.askElicitation(actx, e)
 		}
 	case api.EventPermissionReplied, api.EventQuestionReplied, api.EventQuestionRejected, api.EventElicitationReplied:
@@ -266,7 +267,7 @@ func kindOf(name string) acp.ToolKind {
 		return acp.ToolKindExecute
 	case "read":
 		return acp.ToolKindRead
-	case "write", "edit", "patch", "multiedit":
+	case "write", "edit", "patch", "apply_patch", "multiedit":
 		return acp.ToolKindEdit
 	case "glob", "grep", "list", "codesearch":
 		return acp.ToolKindSearch

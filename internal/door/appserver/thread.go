@@ -316,17 +316,18 @@ func (t *thread) handle(ctx context.Context, ev client.Event) {
 		}
 	case "permission.asked":
 		var r api.PermissionRequest
-		if json.Unmarshal(ev.Properties, &r) == nil && r.SessionID == t.id {
+		// A subagent's request (its parent or root is this thread's session) is asked here too.
+		if json.Unmarshal(ev.Properties, &r) == nil && (r.SessionID == t.id || r.ParentSessionID == t.id || r.RootSessionID == t.id) {
 			t.askPermission(ctx, r)
 		}
 	case "question.asked":
 		var q question.Request
-		if json.Unmarshal(ev.Properties, &q) == nil && q.SessionID == t.id {
+		if json.Unmarshal(ev.Properties, &q) == nil && (q.SessionID == t.id || q.ParentSessionID == t.id || q.RootSessionID == t.id) {
 			t.askQuestion(ctx, q)
 		}
 	case "mcp.elicitation.asked":
 		var e client.Elicitation
-		if json.Unmarshal(ev.Properties, &e) == nil && e.SessionID == t.id {
+		if json.Unmarshal(ev.Properties, &e) == nil && (e.SessionID == t.id || e.ParentSessionID == t.id || e.RootSessionID == t.id) {
 			t.askElicitation(ctx, e)
 		}
 	case "permission.replied", "question.replied", "question.rejected", "mcp.elicitation.replied":

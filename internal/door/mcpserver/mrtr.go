@@ -151,12 +151,12 @@ func (s *Server) resumeRound(req *mcp.CallToolRequest) (string, error) {
 		s.stopDeadline(id)
 		var err error
 		if e, ok := s.elicitation(id); ok {
-			if e.SessionID != st.SessionID {
+			if e.SessionID != st.SessionID && e.ParentSessionID != st.SessionID && e.RootSessionID != st.SessionID {
 				return "", fmt.Errorf("inputResponses[%q]: not a request of session %s", id, st.SessionID)
 			}
 			err = s.o.Elicitations.ReplyElicitation(id, mcpclient.ElicitationReply{Action: res.Action, Content: res.Content}, who)
 		} else if q, ok := s.question(id); ok {
-			if q.SessionID != st.SessionID {
+			if q.SessionID != st.SessionID && q.ParentSessionID != st.SessionID && q.RootSessionID != st.SessionID {
 				return "", fmt.Errorf("inputResponses[%q]: not a request of session %s", id, st.SessionID)
 			}
 			answers, why := questionReply(q, res)
@@ -173,7 +173,7 @@ func (s *Server) resumeRound(req *mcp.CallToolRequest) (string, error) {
 				err = s.o.Questions.Reject(id, who)
 			}
 		} else {
-			if owner, ok := s.o.Permissions.Owner(id); ok && owner != st.SessionID {
+			if owner, ok := s.o.Permissions.Owner(id); ok && owner != st.SessionID && !s.listedUnder(id, st.SessionID) {
 				return "", fmt.Errorf("inputResponses[%q]: not a request of session %s", id, st.SessionID)
 			}
 			err = s.o.Permissions.Reply(id, permissionAnswer(res), who)
@@ -191,6 +191,17 @@ func (s *Server) elicitation(id string) (mcpclient.Elicitation, bool) {
 		return mcpclient.Elicitation{}, false
 	}
 	return s.o.Elicitations.Elicitation(id)
+}
+
+// listedUnder reports whether permission request id waits under session sid: one of a subagent
+// sid started (GET /permission?sessionID=sid lists those too).
+func (s *Server) listedUnder(id, sid string) bool {
+	for _, r := range s.o.Permissions.List(sid, "") {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) question(id string) (question.Request, bool) {

@@ -522,22 +522,25 @@ func (w *watcher) handle(ctx context.Context, ev *bus.Event) {
 	switch env.Type {
 	case api.EventPermissionAsked:
 		var r permission.Request
-		if json.Unmarshal(env.Properties, &r) != nil || r.SessionID != w.sid {
+		// A subagent's request (its parent or root is this session) is forwarded too.
+		if json.Unmarshal(env.Properties, &r) != nil || (r.SessionID != w.sid && r.ParentSessionID != w.sid && r.RootSessionID != w.sid) {
 			return
 		}
 		w.spawn(ctx, r.ID, func(actx context.Context) { w.approve(actx, r) })
 	case api.EventQuestionAsked:
 		var q question.Request
-		if w.s.o.Questions == nil || json.Unmarshal(env.Properties, &q) != nil || q.SessionID != w.sid {
+		if w.s.o.Questions == nil || json.Unmarshal(env.Properties, &q) != nil || (q.SessionID != w.sid && q.ParentSessionID != w.sid && q.RootSessionID != w.sid) {
 			return
 		}
 		w.spawn(ctx, q.ID, func(actx context.Context) { w.ask(actx, q) })
 	case api.EventElicitationAsked:
 		var e struct {
-			ID        string `json:"id"`
-			SessionID string `json:"sessionID"`
+			ID              string `json:"id"`
+			SessionID       string `json:"sessionID"`
+			ParentSessionID string `json:"parentSessionID"`
+			RootSessionID   string `json:"rootSessionID"`
 		}
-		if !w.elicit || w.s.o.Elicitations == nil || json.Unmarshal(env.Properties, &e) != nil || e.SessionID != w.sid {
+		if !w.elicit || w.s.o.Elicitations == nil || json.Unmarshal(env.Properties, &e) != nil || (e.SessionID != w.sid && e.ParentSessionID != w.sid && e.RootSessionID != w.sid) {
 			return // without forms it stays in GET /mcp/elicitation, under the MCP server's own timeout
 		}
 		if el, ok := w.s.o.Elicitations.Elicitation(e.ID); ok {

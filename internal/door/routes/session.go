@@ -239,7 +239,7 @@ func (s *Sessions) promptOps() []Op {
 		}).doc("Brings back the files as they were before the revert and clears the session's `revert` field; publishes "+
 			"session.updated. Refused with 409 SessionBusyError while the session is busy.", 404, 409),
 		op(http.MethodGet, "/agent", "app.agents", "List agents", func(c *Call, _ *struct{}) ([]session.AgentInfo, error) {
-			return session.Agents(), nil
+			return s.Service.Agents(), nil
 		}),
 	}
 }

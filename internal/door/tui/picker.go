@@ -164,7 +164,7 @@ func (m *model) pickerKey(k tea.KeyMsg) tea.Cmd {
 			}
 			delete(m.hidden, r.id)
 			var cmd tea.Cmd
-			if it.sessionID() != m.cur && it.sessionID() != "" {
+			if !it.under(m.cur) && it.sessionID() != "" {
 				cmd = m.switchTo(it.sessionID())
 			}
 			m.dialog = newDialog(it)

@@ -137,6 +137,21 @@ func (it item) sessionID() string {
 	}
 }
 
+// under reports whether the request is one the person looking at session cur should see there:
+// cur's own, or one of a subagent cur started (its parent or root is cur).
+func (it item) under(cur string) bool {
+	var parent, root string
+	switch {
+	case it.perm != nil:
+		parent, root = it.perm.ParentSessionID, it.perm.RootSessionID
+	case it.ques != nil:
+		parent, root = it.ques.ParentSessionID, it.ques.RootSessionID
+	default:
+		parent, root = it.elic.ParentSessionID, it.elic.RootSessionID
+	}
+	return it.sessionID() == cur || (cur != "" && (parent == cur || root == cur))
+}
+
 func (it item) kind() string {
 	switch {
 	case it.perm != nil:
@@ -182,7 +197,7 @@ func (b *inbox) get(id string) (item, bool) {
 func (b *inbox) count(cur string) (total, elsewhere int) {
 	for _, x := range b.items {
 		total++
-		if x.sessionID() != cur {
+		if !x.under(cur) {
 			elsewhere++
 		}
 	}

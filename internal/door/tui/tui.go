@@ -472,7 +472,7 @@ func (m *model) openDialog() {
 		return
 	}
 	for _, it := range m.inbox.items {
-		if it.sessionID() == m.cur && !m.hidden[it.id()] {
+		if it.under(m.cur) && !m.hidden[it.id()] {
 			m.dialog = newDialog(it)
 			return
 		}

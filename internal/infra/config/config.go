@@ -152,6 +152,9 @@ type ModelConfig struct {
 	Modalities *ModelModalities        `json:"modalities,omitempty"`
 	Options    *ModelOptions           `json:"options,omitempty"`
 	Variants   map[string]ModelOptions `json:"variants,omitempty"`
+	// Patch offers the model apply_patch instead of edit, multiedit and write (true), or those
+	// instead of apply_patch (false); unset, GPT models get apply_patch (OpenCode's rule).
+	Patch *bool `json:"patch,omitempty"`
 }
 
 // ModelCost is in US dollars per million tokens, as OpenCode writes it.

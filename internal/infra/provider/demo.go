@@ -79,7 +79,7 @@ func demoReply(req Request) demoAnswer {
 		return demoAnswer{text: demoSummary(req.Messages)}
 	}
 	if !ok {
-		return demoAnswer{text: "Hello! I am tandem's offline demo model. Try `run: ls`, `read: README.md` or `ask: Which database? | Postgres | SQLite`."}
+		return demoAnswer{text: "Hello! I am tandem's offline demo model. Try `run: ls`, `read: README.md`, `ask: Which database? | Postgres | SQLite`, `fetch: https://example.com` or `task: explore | find the config loader`."}
 	}
 	name, input, slow, handled, problem := parseDirective(text)
 	switch {
@@ -141,10 +141,34 @@ func parseDirective(text string) (tool string, input any, slow string, handled b
 			}
 		}
 		return fields[0] + "_" + fields[1], in, "", true, ""
+	case strings.HasPrefix(text, "fetch: "):
+		return "webfetch", map[string]string{"url": strings.TrimSpace(strings.TrimPrefix(head, "fetch: ")), "format": "markdown"}, "", true, ""
+	case head == "patch:" || strings.HasPrefix(text, "patch:\n"):
+		if strings.TrimSpace(rest) == "" {
+			return "", nil, "", false, "To patch, write `patch:` and, on the lines after it, a patch from `*** Begin Patch` to `*** End Patch`."
+		}
+		return "apply_patch", map[string]string{"patchText": rest}, "", true, ""
+	case strings.HasPrefix(text, "task: "):
+		agent, prompt, ok := strings.Cut(strings.TrimPrefix(text, "task: "), "|")
+		agent, prompt = strings.TrimSpace(agent), strings.TrimSpace(prompt)
+		if !ok || agent == "" || prompt == "" {
+			return "", nil, "", false, "To start a subagent, write `task: AGENT | what it should do`, e.g. `task: explore | find the config loader`."
+		}
+		return "task", map[string]string{"description": taskDescription(prompt), "prompt": prompt, "subagent_type": agent}, "", true, ""
 	case strings.HasPrefix(text, "slow: "):
 		return "", nil, strings.TrimPrefix(text, "slow: "), false, ""
 	}
 	return "", nil, "", false, ""
+}
+
+// taskDescription is a task's short description: the first line of its prompt, in at most five words.
+func taskDescription(prompt string) string {
+	line, _, _ := strings.Cut(prompt, "\n")
+	words := strings.Fields(line)
+	if len(words) > 5 {
+		words = words[:5]
+	}
+	return strings.Join(words, " ")
 }
 
 // questionHeader is the first words of q that fit OpenCode's 30-character header.

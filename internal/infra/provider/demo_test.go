@@ -15,7 +15,7 @@ import (
 
 var allTools = func() []provider.ToolSpec {
 	var out []provider.ToolSpec
-	for _, n := range []string{"bash", "read", "write", "edit", "question", "everything_echo"} {
+	for _, n := range []string{"bash", "read", "write", "edit", "question", "everything_echo", "webfetch", "apply_patch", "task"} {
 		out = append(out, provider.ToolSpec{Name: n, Parameters: json.RawMessage(`{"type":"object"}`)})
 	}
 	return out
@@ -72,6 +72,14 @@ func TestDemoDirectives(t *testing.T) {
 		{name: "mcp without JSON sends an empty object", message: "mcp: everything echo", wantTool: "everything_echo", wantIn: `{}`},
 		{name: "mcp with broken JSON explains instead of calling", message: "mcp: everything echo {oops",
 			wantText: "The input for everything_echo must be a JSON object"},
+		{name: "fetch calls webfetch for Markdown", message: "fetch: https://example.com/docs", wantTool: "webfetch",
+			wantIn: `{"format":"markdown","url":"https://example.com/docs"}`},
+		{name: "patch calls apply_patch with the lines after it", message: "patch:\n*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch",
+			wantTool: "apply_patch", wantIn: `{"patchText":"*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch"}`},
+		{name: "patch without a patch explains the format", message: "patch:", wantText: "To patch, write `patch:`"},
+		{name: "task starts a subagent with the prompt after the bar", message: "task: explore | find the config loader", wantTool: "task",
+			wantIn: `{"description":"find the config loader","prompt":"find the config loader","subagent_type":"explore"}`},
+		{name: "task without a prompt explains the format", message: "task: explore", wantText: "To start a subagent, write"},
 		{name: "edit without a separator explains the format", message: "edit: main.go\nfoo()", wantText: "To edit, write `edit: PATH`"},
 		{name: "a tool that is not offered is named, not called", message: "run: ls", tools: []provider.ToolSpec{{Name: "read"}},
 			wantText: "I would call the `bash` tool, but it is not available in this session."},

@@ -1,5 +1,7 @@
 package provider
 
+import "strings"
+
 // ModelInfo is what tandem knows about one model: limits for context management, prices for the
 // cost of a message, what it can take and do, and what each call asks of it.
 type ModelInfo struct {
@@ -23,6 +25,30 @@ type ModelInfo struct {
 	// picks (OpenCode's variants: "high", "max", ...).
 	Options  ModelOptions
 	Variants map[string]ModelOptions
+	// EditTools says which file-changing tools the model is offered: EditToolsPatch, EditToolsEdit
+	// or EditToolsAll.
+	EditTools string
+}
+
+// The tool sets a model may be offered to change files.
+const (
+	// EditToolsPatch offers apply_patch, the format OpenAI's GPT models are trained to write,
+	// instead of edit, multiedit and write.
+	EditToolsPatch = "patch"
+	// EditToolsEdit offers edit, multiedit and write, not apply_patch.
+	EditToolsEdit = "edit"
+	// EditToolsAll offers every one (the demo model, which has a directive for each).
+	EditToolsAll = "all"
+)
+
+// DefaultEditTools is OpenCode's rule: GPT models (whose IDs contain "gpt-") get apply_patch,
+// except the open-weight gpt-oss models and the gpt-4 family, which were not trained on it.
+func DefaultEditTools(modelID string) string {
+	id := strings.ToLower(modelID)
+	if strings.Contains(id, "gpt-") && !strings.Contains(id, "oss") && !strings.Contains(id, "gpt-4") {
+		return EditToolsPatch
+	}
+	return EditToolsEdit
 }
 
 // Attachment reports whether the model takes any attachment as content.
@@ -94,4 +120,4 @@ var knownModels = map[string][]ModelInfo{
 // demoModel describes the offline demo model: free, and small enough that context management
 // can be exercised with it.
 var demoModel = ModelInfo{ID: DemoID, ProviderID: DemoID, Name: "Demo (offline, scripted)", Family: "demo",
-	Context: 128000, Output: 4096, ToolCall: true}
+	Context: 128000, Output: 4096, ToolCall: true, EditTools: EditToolsAll}

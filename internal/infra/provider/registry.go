@@ -287,6 +287,13 @@ func modelsFor(id string, pc config.ProviderConfig, anthropic bool) []ModelInfo 
 		if mc.Limit != nil {
 			m.Context, m.Input, m.Output = mc.Limit.Context, mc.Limit.Input, mc.Limit.Output
 		}
+		switch {
+		case mc.Patch == nil:
+		case *mc.Patch:
+			m.EditTools = EditToolsPatch
+		default:
+			m.EditTools = EditToolsEdit
+		}
 		if known {
 			models[i] = m
 		} else {
@@ -403,6 +410,16 @@ func (r *Registry) Model(providerID, modelID string) (ModelInfo, bool) {
 		}
 	}
 	return ModelInfo{}, false
+}
+
+// EditTools says which file-changing tools a model is offered (EditToolsPatch, EditToolsEdit or
+// EditToolsAll): the model's configuration (patch: true or false) or, without one, OpenCode's
+// rule for its ID. A model the registry does not know gets the rule too.
+func (r *Registry) EditTools(providerID, modelID string) string {
+	if m, ok := r.Model(providerID, modelID); ok && m.EditTools != "" {
+		return m.EditTools
+	}
+	return DefaultEditTools(modelID)
 }
 
 // AutoCompaction reports whether turns compact the conversation by themselves when it nears or

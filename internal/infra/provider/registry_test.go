@@ -185,6 +185,24 @@ func TestRegistryModels(t *testing.T) {
 	}
 }
 
+func TestAModelsConfigChoosesBetweenApplyPatchAndEdit(t *testing.T) {
+	r := registryFrom(t, `{"provider": {"openai": {"models": {"gpt-5": {"patch": false}, "house-model": {"patch": true}}}}}`,
+		map[string]string{"OPENAI_API_KEY": "sk-x"})
+	for _, tt := range []struct{ provider, model, want string }{
+		{"openai", "gpt-5", provider.EditToolsEdit},
+		{"openai", "house-model", provider.EditToolsPatch},
+		{"openai", "gpt-5.1-codex", provider.EditToolsPatch},
+		{"openai", "gpt-4.1", provider.EditToolsEdit},
+		{"openai", "gpt-oss-20b", provider.EditToolsEdit},
+		{"anthropic", "claude-sonnet-4-5", provider.EditToolsEdit},
+		{"demo", "demo", provider.EditToolsAll},
+	} {
+		if got := r.EditTools(tt.provider, tt.model); got != tt.want {
+			t.Errorf("EditTools(%s, %s) = %q, want %q", tt.provider, tt.model, got, tt.want)
+		}
+	}
+}
+
 func TestRegistryProvidersThatCannotRunSayWhy(t *testing.T) {
 	r := registryFrom(t, `{"provider": {"gemini": {"npm": "@ai-sdk/google", "options": {"apiKey": "g"}}}}`, nil)
 	tests := []struct {
