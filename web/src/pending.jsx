@@ -118,11 +118,20 @@ export function PendingDialog() {
   );
 }
 
-function Origin({ sessionID, extra }) {
+// A subagent's request is shown under the session the person started (its root), marked with the
+// subagent it comes from, as attach and the other doors show it.
+function Origin({ req, extra }) {
+  const child = req.parentSessionID ? req.sessionID : null;
+  const sessionID = child ? req.rootSessionID || req.parentSessionID : req.sessionID;
   if (!sessionID && !extra) return null;
   return (
     <div class="origin muted">
       {extra}
+      {child && (
+        <span class="tag" data-testid="subagent">
+          Subagent · {state.sessions[child]?.title || state.sessions[child]?.agent || child}
+        </span>
+      )}
       {sessionID && (
         <a href={`#/session/${sessionID}`} onClick={() => navigate(`#/session/${sessionID}`)}>
           {sessionTitle(sessionID)}
@@ -149,7 +158,7 @@ function useBusy() {
 
 function Permission({ req, actions }) {
   const [busy, run] = useBusy();
-  return <Approval req={req} actions={actions} busy={busy} run={run} origin={<Origin sessionID={req.sessionID} extra={<span class="tag">{req.permission}</span>} />} />;
+  return <Approval req={req} actions={actions} busy={busy} run={run} origin={<Origin req={req} extra={<span class="tag">{req.permission}</span>} />} />;
 }
 
 function Question({ req, actions }) {
@@ -181,7 +190,7 @@ function Question({ req, actions }) {
         submit();
       }}
     >
-      <Origin sessionID={req.sessionID} />
+      <Origin req={req} />
       {qs.map((q, qi) => (
         <fieldset key={qi}>
           <legend>
@@ -256,7 +265,7 @@ function UrlElicitation({ req, actions }) {
   return (
     <div class="elicit">
       <h3>{req.server} asks you to open a link</h3>
-      <Origin sessionID={req.sessionID} extra={<span class="tag">MCP · {req.server}</span>} />
+      <Origin req={req} extra={<span class="tag">MCP · {req.server}</span>} />
       <p>{req.message}</p>
       <div class="domain">
         Domain: <strong data-testid="url-domain">{domain}</strong>
@@ -325,7 +334,7 @@ function FormElicitation({ req, actions }) {
       }}
     >
       <h3>{req.server} needs some information</h3>
-      <Origin sessionID={req.sessionID} extra={<span class="tag">MCP · {req.server}</span>} />
+      <Origin req={req} extra={<span class="tag">MCP · {req.server}</span>} />
       <p>{req.message}</p>
       {fields.map((f) => (
         <Field key={f.name} f={f} value={values[f.name]} error={touched[f.name] ? errors[f.name] : null} set={(v) => set(f.name, v)} />

@@ -15,6 +15,8 @@ import {
   loadMessages,
   loadDraft,
   saveDraft,
+  pendingList,
+  waitsOn,
 } from './store.js';
 import { renderMarkdown } from './markdown.js';
 import { Diff } from './diff.jsx';
@@ -58,7 +60,7 @@ export function SessionList({ activeID }) {
       <ul class="session-list" data-testid="session-list">
         {list.map((s) => {
           const busy = state.status[s.id] && state.status[s.id].type !== 'idle';
-          const waiting = Object.values(state.permissions).some((p) => p.sessionID === s.id) || Object.values(state.questions).some((p) => p.sessionID === s.id);
+          const waiting = pendingList().some((p) => waitsOn(p.item, s.id));
           return (
             <li key={s.id} class={s.id === activeID ? 'active' : ''}>
               <a href={hits[s.id]?.messageID ? `#/session/${s.id}?msg=${enc(hits[s.id].messageID)}` : `#/session/${s.id}`}>
@@ -397,6 +399,9 @@ function ToolCall({ part }) {
   const waiting = Object.values(state.permissions).find(
     (p) => p.tool?.callID === part.callID && p.tool?.messageID === part.messageID && p.sessionID === part.sessionID,
   );
+  // A task's card also carries what its subagent is waiting for: the child session is in its metadata.
+  const child = part.tool === 'task' && md.sessionId;
+  const fromChild = child && pendingList().find((p) => waitsOn(p.item, child));
   const isBash = part.tool === 'bash';
   const output = st.status === 'completed' ? st.output : md.output;
   const diff = md.diff;
@@ -407,7 +412,7 @@ function ToolCall({ part }) {
   });
   const openPending = () => {
     state.pendingOpen = true;
-    state.pendingCurrent = waiting.id;
+    state.pendingCurrent = (waiting || fromChild).id;
     changed();
   };
   return (
@@ -439,6 +444,11 @@ function ToolCall({ part }) {
         {waiting && (
           <button class="waiting" onClick={openPending}>
             waiting for approval
+          </button>
+        )}
+        {fromChild && (
+          <button class="waiting" onClick={openPending} data-testid="subagent-waiting">
+            subagent waiting for you
           </button>
         )}
       </div>

@@ -541,6 +541,12 @@ export function pendingList() {
   return all.sort((a, b) => (a.id.slice(4) < b.id.slice(4) ? -1 : 1));
 }
 
+/**
+ * Whether a request waits on session sid: asked in it, or by one of its subagents (their child
+ * sessions name their parent and root), so the person looking at the parent sees and answers it.
+ */
+export const waitsOn = (req, sid) => req.sessionID === sid || req.parentSessionID === sid || req.rootSessionID === sid;
+
 function settled(id, map) {
   delete state[map][id];
   changed();
