@@ -48,6 +48,12 @@ type Pending interface {
 	PutPending(ctx context.Context, r PendingRequest) error
 	DeletePending(ctx context.Context, id string) error
 	ListPending(ctx context.Context, kind string) ([]PendingRequest, error)
+	// GetPending returns one stored request, or ErrNotFound.
+	GetPending(ctx context.Context, id string) (PendingRequest, error)
+	// ClaimPending records c as the request's answer if it is still waiting (one conditional
+	// update: the first claim on any node wins). It returns the row as it stands afterwards and
+	// whether this claim won; a lost claim's row names the winner. An unknown ID is ErrNotFound.
+	ClaimPending(ctx context.Context, id string, c PendingClaim) (PendingRequest, bool, error)
 }
 
 // Shares stores the read-only links to sessions, by a hash of their token.

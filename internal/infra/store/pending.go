@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
 
 // PendingRequest is a request waiting for a person, stored while it waits.
 type PendingRequest struct {
@@ -9,6 +13,12 @@ type PendingRequest struct {
 	SessionID string
 	Created   int64
 	Data      []byte // the owning package's document
+	// State is PendingWaiting, or PendingClaimed once an answer is recorded by ClaimPending
+	// (several nodes); the fields below hold that answer.
+	State      string
+	Reply      []byte
+	AnsweredBy string
+	AnsweredAt int64
 }
 
 // PutPending stores (or replaces) a waiting request.
@@ -26,7 +36,7 @@ func (s *Queries) DeletePending(ctx context.Context, id string) error {
 
 // ListPending returns the waiting requests of a kind, oldest first.
 func (s *Queries) ListPending(ctx context.Context, kind string) ([]PendingRequest, error) {
-	rows, err := s.query(ctx, `SELECT id, kind, session_id, created, data FROM pending_requests WHERE kind = ? ORDER BY created, id`, kind)
+	rows, err := s.query(ctx, `SELECT `+pendingColumns+` FROM pending_requests WHERE kind = ? ORDER BY created, id`, kind)
 	if err != nil {
 		return nil, wrap("list pending requests", err)
 	}
@@ -34,10 +44,41 @@ func (s *Queries) ListPending(ctx context.Context, kind string) ([]PendingReques
 	var out []PendingRequest
 	for rows.Next() {
 		var r PendingRequest
-		if err := rows.Scan(&r.ID, &r.Kind, &r.SessionID, &r.Created, &r.Data); err != nil {
+		if err := r.scan(rows); err != nil {
 			return nil, wrap("list pending requests", err)
 		}
 		out = append(out, r)
 	}
 	return out, wrap("list pending requests", rows.Err())
+}
+
+const pendingColumns = `id, kind, session_id, created, data, state, reply, answered_by, answered_at`
+
+func (r *PendingRequest) scan(row interface{ Scan(...any) error }) error {
+	return row.Scan(&r.ID, &r.Kind, &r.SessionID, &r.Created, &r.Data, &r.State, &r.Reply, &r.AnsweredBy, &r.AnsweredAt)
+}
+
+// GetPending returns one stored request, or ErrNotFound.
+func (s *Queries) GetPending(ctx context.Context, id string) (PendingRequest, error) {
+	var r PendingRequest
+	err := r.scan(s.queryRow(ctx, `SELECT `+pendingColumns+` FROM pending_requests WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return PendingRequest{}, ErrNotFound
+	}
+	return r, wrap("get pending request", err)
+}
+
+// ClaimPending records c as the answer of a request still waiting; the first claim wins.
+func (s *Queries) ClaimPending(ctx context.Context, id string, c PendingClaim) (PendingRequest, bool, error) {
+	var r PendingRequest
+	err := r.scan(s.queryRow(ctx, `UPDATE pending_requests SET state = 'claimed', reply = ?, answered_by = ?, answered_at = ?
+		WHERE id = ? AND state = 'pending' RETURNING `+pendingColumns, c.Reply, c.By, c.At, id))
+	if err == nil {
+		return r, true, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return PendingRequest{}, false, wrap("claim pending request", err)
+	}
+	r, err = s.GetPending(ctx, id)
+	return r, false, err
 }
