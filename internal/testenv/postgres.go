@@ -1,0 +1,131 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Postgres starts a throwaway PostgreSQL cluster for the test and returns the URL of a fresh
+// database in it. TANDEM_TEST_DATABASE_URL, when set, names a server to use instead: each call
+// then creates a database of its own there (the URL's user must be allowed to). Without either,
+// the test ends through Missing (Debian: apt-get install postgresql).
+//
+// The cluster runs as the "postgres" user when the test runs as root (PostgreSQL refuses root),
+// listens on 127.0.0.1 and a socket in its own directory only, and is stopped (immediate mode)
+// and deleted when the test ends.
+func Postgres(tb testing.TB) string {
+	tb.Helper()
+	if base := os.Getenv("TANDEM_TEST_DATABASE_URL"); base != "" {
+		return createDatabase(tb, base)
+	}
+	bin := postgresBin(tb)
+	dir, err := os.MkdirTemp("", "tandem-pg-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			Missing(tb, "PostgreSQL refuses to run as root and there is no postgres user (apt-get install postgresql)")
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	run := func(ctx context.Context, name string, args ...string) error {
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, name), args...)
+		cmd.Dir = dir
+		if cred != nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%s: %w\n%s", name, err, out)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(tb.Context(), 60*time.Second)
+	defer cancel()
+	data := filepath.Join(dir, "data")
+	if err := run(ctx, "initdb", "-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale", "C"); err != nil {
+		os.RemoveAll(dir)
+		tb.Fatalf("initdb: %v", err)
+	}
+	port := UnusedPort(tb)
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", port, dir)
+	if err := run(ctx, "pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "log"))
+		os.RemoveAll(dir)
+		tb.Fatalf("start PostgreSQL: %v\n%s", err, log)
+	}
+	tb.Cleanup(func() {
+		stop, cancel := context.WithTimeout(context.WithoutCancel(tb.Context()), 30*time.Second)
+		defer cancel()
+		if err := run(stop, "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"); err != nil {
+			tb.Errorf("stop PostgreSQL: %v", err)
+		}
+		os.RemoveAll(dir)
+	})
+	return createDatabase(tb, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port))
+}
+
+// postgresBin finds the directory of initdb and pg_ctl: on PATH, or Debian's versioned directory.
+func postgresBin(tb testing.TB) string {
+	tb.Helper()
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if q, err := exec.LookPath("pg_ctl"); err == nil && filepath.Dir(p) == filepath.Dir(q) {
+			return filepath.Dir(p)
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return pgVersion(dirs[i]) > pgVersion(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d
+		}
+	}
+	Missing(tb, "PostgreSQL's initdb is not installed (apt-get install postgresql)")
+	return ""
+}
+
+func pgVersion(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}
+
+// createDatabase makes a database named after the test on the server at base and returns its URL.
+// It uses psql, which the PostgreSQL packages install beside the server.
+func createDatabase(tb testing.TB, base string) string {
+	tb.Helper()
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		Missing(tb, "psql is not installed (apt-get install postgresql-client)")
+	}
+	name := fmt.Sprintf("t_%d_%d", os.Getpid(), time.Now().UnixNano())
+	ctx, cancel := context.WithTimeout(tb.Context(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, psql, base, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE "+name).CombinedOutput()
+	if err != nil {
+		tb.Fatalf("create database: %v\n%s", err, out)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatalf("TANDEM_TEST_DATABASE_URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
