@@ -52,6 +52,8 @@ type Queries struct {
 	// whose cached parts are dropped when it commits.
 	partsTouched []string
 	allParts     bool
+	// fences: the session leases checked in the transaction (PostgreSQL), each checked once.
+	fences map[string]SessionLease
 }
 
 // SessionsVersion is a number that changes after every committed change to the sessions table
@@ -263,13 +265,15 @@ type Session struct {
 
 // PutSession inserts or replaces a session.
 func (s *Queries) PutSession(ctx context.Context, r Session) error {
-	_, err := s.exec(ctx, `INSERT INTO sessions (id, directory, parent_id, title, created, updated, data)
-		VALUES (?, ?, NULLIF(?, ''), ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET directory = excluded.directory, parent_id = excluded.parent_id,
-		title = excluded.title, updated = excluded.updated, data = excluded.data`,
-		r.ID, r.Directory, r.ParentID, r.Title, r.Created, r.Updated, r.Data)
-	s.sessionsChanged()
-	return wrap("put session", err)
+	return s.fenced(ctx, r.ID, func(q *Queries) error {
+		_, err := q.exec(ctx, `INSERT INTO sessions (id, directory, parent_id, title, created, updated, data)
+			VALUES (?, ?, NULLIF(?, ''), ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET directory = excluded.directory, parent_id = excluded.parent_id,
+			title = excluded.title, updated = excluded.updated, data = excluded.data`,
+			r.ID, r.Directory, r.ParentID, r.Title, r.Created, r.Updated, r.Data)
+		q.sessionsChanged()
+		return wrap("put session", err)
+	})
 }
 
 // GetSession returns one session, or ErrNotFound.
@@ -399,17 +403,21 @@ type Part struct {
 
 // PutMessage inserts or replaces a message.
 func (s *Queries) PutMessage(ctx context.Context, m Message) error {
-	_, err := s.exec(ctx, `INSERT INTO messages (id, session_id, created, data) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, m.ID, m.SessionID, m.Created, m.Data)
-	return wrap("put message", err)
+	return s.fenced(ctx, m.SessionID, func(q *Queries) error {
+		_, err := q.exec(ctx, `INSERT INTO messages (id, session_id, created, data) VALUES (?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET data = excluded.data`, m.ID, m.SessionID, m.Created, m.Data)
+		return wrap("put message", err)
+	})
 }
 
 // PutPart inserts or replaces a part.
 func (s *Queries) PutPart(ctx context.Context, p Part) error {
-	_, err := s.exec(ctx, `INSERT INTO parts (id, message_id, session_id, data) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, p.ID, p.MessageID, p.SessionID, p.Data)
-	s.partsChanged(p.MessageID)
-	return wrap("put part", err)
+	return s.fenced(ctx, p.SessionID, func(q *Queries) error {
+		_, err := q.exec(ctx, `INSERT INTO parts (id, message_id, session_id, data) VALUES (?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET data = excluded.data`, p.ID, p.MessageID, p.SessionID, p.Data)
+		q.partsChanged(p.MessageID)
+		return wrap("put part", err)
+	})
 }
 
 // MessageQuery pages through a session's messages: the newest Limit messages older than Before
@@ -582,36 +590,40 @@ func (s *Queries) MessageCursor(ctx context.Context, sessionID, messageID string
 
 // DeleteMessage removes a message of a session and its parts; ErrNotFound when there is none.
 func (s *Queries) DeleteMessage(ctx context.Context, sessionID, messageID string) error {
-	_, err := s.exec(ctx, `DELETE FROM parts WHERE message_id = ? AND session_id = ?`, messageID, sessionID)
-	s.partsChanged(messageID)
-	if err != nil {
-		return wrap("delete message parts", err)
-	}
-	res, err := s.exec(ctx, `DELETE FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID)
-	if err != nil {
-		return wrap("delete message", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrap("delete message", err)
-	} else if n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return s.fenced(ctx, sessionID, func(q *Queries) error {
+		_, err := q.exec(ctx, `DELETE FROM parts WHERE message_id = ? AND session_id = ?`, messageID, sessionID)
+		q.partsChanged(messageID)
+		if err != nil {
+			return wrap("delete message parts", err)
+		}
+		res, err := q.exec(ctx, `DELETE FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID)
+		if err != nil {
+			return wrap("delete message", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return wrap("delete message", err)
+		} else if n == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
 }
 
 // DeletePart removes one part of a message; ErrNotFound when there is none.
 func (s *Queries) DeletePart(ctx context.Context, sessionID, messageID, partID string) error {
-	res, err := s.exec(ctx, `DELETE FROM parts WHERE id = ? AND message_id = ? AND session_id = ?`, partID, messageID, sessionID)
-	s.partsChanged(messageID)
-	if err != nil {
-		return wrap("delete part", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrap("delete part", err)
-	} else if n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return s.fenced(ctx, sessionID, func(q *Queries) error {
+		res, err := q.exec(ctx, `DELETE FROM parts WHERE id = ? AND message_id = ? AND session_id = ?`, partID, messageID, sessionID)
+		q.partsChanged(messageID)
+		if err != nil {
+			return wrap("delete part", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return wrap("delete part", err)
+		} else if n == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
 }
 
 // RunningParts returns the parts whose document says a tool is still pending or running, so the
@@ -667,9 +679,11 @@ func (s *Queries) Todos(ctx context.Context, sessionID string) ([]byte, error) {
 
 // PutTodos replaces a session's todo list document.
 func (s *Queries) PutTodos(ctx context.Context, sessionID string, data []byte) error {
-	_, err := s.exec(ctx, `INSERT INTO todos (session_id, data) VALUES (?, ?)
-		ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
-	return wrap("put todos", err)
+	return s.fenced(ctx, sessionID, func(q *Queries) error {
+		_, err := q.exec(ctx, `INSERT INTO todos (session_id, data) VALUES (?, ?)
+			ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
+		return wrap("put todos", err)
+	})
 }
 
 // Tx runs fn in one write transaction: everything fn stores through q is committed together, or
@@ -720,7 +734,9 @@ func (s *Queries) SessionDiff(ctx context.Context, sessionID string) ([]byte, er
 
 // PutSessionDiff replaces a session's folded diff document.
 func (s *Queries) PutSessionDiff(ctx context.Context, sessionID string, data []byte) error {
-	_, err := s.exec(ctx, `INSERT INTO session_diffs (session_id, data) VALUES (?, ?)
-		ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
-	return wrap("put session diff", err)
+	return s.fenced(ctx, sessionID, func(q *Queries) error {
+		_, err := q.exec(ctx, `INSERT INTO session_diffs (session_id, data) VALUES (?, ?)
+			ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
+		return wrap("put session diff", err)
+	})
 }
