@@ -98,31 +98,58 @@ func (c *member) share() {
 	c.m.mcp.ShareElicitations(c.m.base, c.claimed)
 }
 
-// follow acts on the signals of the other nodes until the bus closes.
+// follow acts on the signals of the other nodes, and prunes the requests resolved long ago, until
+// the bus closes.
 func (c *member) follow(sub *bus.Subscription) {
 	defer sub.Close()
+	prune := time.NewTicker(time.Minute)
+	defer prune.Stop()
+	var batch []*bus.Event
 	for {
-		ev, err := sub.Next(c.m.base)
+		select {
+		case <-sub.Ready():
+		case <-prune.C:
+			c.prunePending()
+			continue
+		}
+		var err error
+		batch, err = sub.Take(batch[:0])
+		for _, ev := range batch {
+			c.signal(ev)
+		}
 		if err != nil {
 			return
 		}
-		var env struct {
-			Properties json.RawMessage `json:"properties"`
+	}
+}
+
+// keepResolved is how long a resolved request stays stored, so that a late answer at any node
+// still learns who answered first.
+const keepResolved = time.Hour
+
+func (c *member) prunePending() {
+	if _, err := c.m.db.PrunePending(c.m.base, time.Now().Add(-keepResolved).UnixMilli()); err != nil {
+		c.m.log.Warn("cluster: prune resolved requests", "err", err)
+	}
+}
+
+func (c *member) signal(ev *bus.Event) {
+	var env struct {
+		Properties json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(ev.Payload, &env); err != nil {
+		return
+	}
+	switch ev.Type {
+	case signalClaimed:
+		var s claimedSignal
+		if json.Unmarshal(env.Properties, &s) == nil {
+			c.apply(s)
 		}
-		if err := json.Unmarshal(ev.Payload, &env); err != nil {
-			continue
-		}
-		switch ev.Type {
-		case signalClaimed:
-			var s claimedSignal
-			if json.Unmarshal(env.Properties, &s) == nil {
-				c.apply(s)
-			}
-		case signalTakenOver:
-			var s takenOverSignal
-			if json.Unmarshal(env.Properties, &s) == nil && s.By != c.node.ID() {
-				c.lost(s.Sessions)
-			}
+	case signalTakenOver:
+		var s takenOverSignal
+		if json.Unmarshal(env.Properties, &s) == nil && s.By != c.node.ID() {
+			c.lost(s.Sessions)
 		}
 	}
 }
