@@ -161,8 +161,10 @@ func (s services) api() *routes.API {
 	}
 	global := &routes.Global{Version: s.version, StateDir: s.paths.State, ConfigDir: s.paths.Config, ProjectID: projectID, Started: time.Now(), Store: s.storeKind}
 	var owners routes.Owners // nil on one node
+	var remoteTerminals func() []terminal.Info
 	if s.member != nil {
 		owners, global.Node, global.Cluster = s.member, s.member.node.ID(), s.member.health
+		remoteTerminals = s.member.Terminals
 	}
 	return &routes.API{
 		Owners: owners,
@@ -181,7 +183,7 @@ func (s services) api() *routes.API {
 			&routes.MCP{Manager: s.mcp, Sessions: s.sessions},
 			&routes.MCPServer{Handler: s.mcpHTTP},
 			&routes.ACPServer{Handler: s.acpHTTP},
-			&routes.Ptys{Manager: s.ptys},
+			&routes.Ptys{Manager: s.ptys, Remote: remoteTerminals},
 			&routes.Probes{},
 			&routes.Commands{Service: &slash.Service{Config: s.runtime.Load, Env: s.env, Sessions: s.sessions, Bus: s.bus, Logger: s.log, Sandbox: s.sandbox}},
 			&routes.Tools{All: s.tools},
