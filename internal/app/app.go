@@ -372,7 +372,13 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 	creds := auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth}
 	// Browser logins survive a restart: their signing secret is kept beside the database.
-	if m.auth, err = auth.Open(creds, filepath.Join(o.Paths.Data, auth.KeyFileName), !m.generated); err != nil {
+	if m.member != nil {
+		// Several nodes: a browser signed in at any node is signed in at all of them.
+		m.auth, err = m.member.openAuth(ctx, creds, filepath.Join(o.Paths.Data, auth.KeyFileName), !m.generated)
+	} else {
+		m.auth, err = auth.Open(creds, filepath.Join(o.Paths.Data, auth.KeyFileName), !m.generated)
+	}
+	if err != nil {
 		return nil, err
 	}
 

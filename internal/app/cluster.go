@@ -19,6 +19,7 @@ import (
 	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
+	"github.com/tandem-dev/tandem/internal/door/auth"
 	"github.com/tandem-dev/tandem/internal/door/routes"
 	"github.com/tandem-dev/tandem/internal/infra/cluster"
 	"github.com/tandem-dev/tandem/internal/infra/store"
@@ -46,6 +47,7 @@ type remoteTerminal struct {
 
 // Internal signals between nodes, carried by the event log and never shown to clients.
 const (
+	signalLoggedOut = cluster.InternalPrefix + "loggedout" // a browser session ended at one node
 	signalClaimed   = cluster.InternalPrefix + "claimed"   // an answer claimed at one node for a request another asked
 	signalTakenOver = cluster.InternalPrefix + "takenover" // a node took over the sessions of another
 )
@@ -54,6 +56,11 @@ type claimedSignal struct {
 	Kind      string `json:"kind"`
 	ID        string `json:"id"`
 	SessionID string `json:"sessionID"`
+}
+
+type loggedOutSignal struct {
+	Nonce   string `json:"nonce"`
+	Expires int64  `json:"expires"` // unix seconds
 }
 
 type takenOverSignal struct {
@@ -100,6 +107,8 @@ func (c *member) start(ctx context.Context, url string) error {
 		switch ev.Type {
 		case signalClaimed, signalTakenOver:
 			return true
+		case signalLoggedOut:
+			return ev.Origin != c.node.ID()
 		case api.EventPtyCreated, api.EventPtyUpdated, api.EventPtyExited, api.EventPtyDeleted:
 			return ev.Origin != c.node.ID()
 		}
@@ -171,6 +180,13 @@ func (c *member) signal(ev *bus.Event) {
 		var s takenOverSignal
 		if json.Unmarshal(env.Properties, &s) == nil && s.By != c.node.ID() {
 			c.lost(s.Sessions)
+		}
+	case signalLoggedOut:
+		var s loggedOutSignal
+		if json.Unmarshal(env.Properties, &s) == nil {
+			if err := c.m.auth.Ended(s.Nonce, time.Unix(s.Expires, 0)); err != nil {
+				c.m.log.Error("cluster: record a logout made at another node", "err", err)
+			}
 		}
 	case api.EventPtyCreated, api.EventPtyUpdated:
 		var p api.PtyChanged
@@ -309,6 +325,27 @@ func (c *member) lost(sessionIDs []string) {
 	if n > 0 {
 		c.m.log.Warn("cluster: another node took over sessions this node was running (this node was not heard from in time)", "sessions", n)
 	}
+}
+
+// openAuth opens the browser sessions' authority with the signing secret every node shares, and
+// tells the other nodes of every logout here.
+func (c *member) openAuth(ctx context.Context, creds auth.Credentials, keyFile string, bindPassword bool) (*auth.Authority, error) {
+	candidate := make([]byte, 32)
+	if _, err := rand.Read(candidate); err != nil {
+		return nil, err
+	}
+	secret, err := c.db.Secret(ctx, "browser-sessions", candidate)
+	if err != nil {
+		return nil, err
+	}
+	a, err := auth.OpenShared(creds, keyFile, bindPassword, secret)
+	if err != nil {
+		return nil, err
+	}
+	a.OnEnded(func(nonce string, exp time.Time) {
+		c.m.bus.Emit(c.m.log, "", signalLoggedOut, loggedOutSignal{Nonce: nonce, Expires: exp.Unix()})
+	})
+	return a, nil
 }
 
 // Run implements session.Runner: a turn runs here under the session's lease, acquired for a

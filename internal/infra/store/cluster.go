@@ -97,6 +97,10 @@ type Cluster interface {
 	LastEventSeq(ctx context.Context) (int64, error)
 	// PruneEvents deletes all but the newest keep events; it returns how many it deleted.
 	PruneEvents(ctx context.Context, keep int64) (int64, error)
+	// Secret returns the secret stored under name, storing candidate first when there is none:
+	// concurrent first starts of several nodes agree on one.
+	Secret(ctx context.Context, name string, candidate []byte) ([]byte, error)
+
 	// Listen calls ring after every doorbell, and once after each (re)connection of the listener
 	// (a doorbell may have been missed meanwhile). It returns when ctx ends, or with an error it
 	// cannot recover from.

@@ -37,6 +37,15 @@ func (c pgCluster) ClusterID(ctx context.Context) (string, error) {
 	return id, wrap("cluster id", err)
 }
 
+func (c pgCluster) Secret(ctx context.Context, name string, candidate []byte) ([]byte, error) {
+	if _, err := c.db.exec(ctx, `INSERT INTO cluster_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, candidate); err != nil {
+		return nil, wrap("store secret", err)
+	}
+	var v []byte
+	err := c.db.queryRow(ctx, `SELECT value FROM cluster_secrets WHERE name = $1`, name).Scan(&v)
+	return v, wrap("read secret", err)
+}
+
 func (c pgCluster) Heartbeat(ctx context.Context, n Node) error {
 	_, err := c.db.exec(ctx, `INSERT INTO nodes (id, url, started, heartbeat)
 		VALUES ($1, $2, COALESCE(to_timestamp(NULLIF($3::bigint, 0) / 1000.0), now()), now())

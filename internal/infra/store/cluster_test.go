@@ -387,3 +387,17 @@ func TestListenRingsForAnotherNodesAppendsAndAgainAfterItsConnectionIsKilled(t *
 	}
 	ring("after an append on the new connection")
 }
+
+func TestNodesStartingTogetherAgreeOnOneSecret(t *testing.T) {
+	url := testenv.Postgres(t)
+	_, a := clusterOf(t, url)
+	_, b := clusterOf(t, url)
+	first, err := a.Secret(t.Context(), "browser-sessions", []byte("candidate-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := b.Secret(t.Context(), "browser-sessions", []byte("candidate-b"))
+	if err != nil || string(first) != "candidate-a" || string(second) != "candidate-a" {
+		t.Errorf("secrets %q and %q (%v), want both the first one stored", first, second, err)
+	}
+}
