@@ -195,8 +195,7 @@ func (n *Node) Start(ctx context.Context, b *bus.Bus) error {
 	go n.listen()
 	go n.tail(uint64(last))
 	go n.prune()
-	n.adopt(mine)
-	if len(mine) > 0 {
+	if mine = n.adopt(mine); len(mine) > 0 {
 		n.log.Info("cluster: took over the sessions of this node's previous life", "sessions", len(mine))
 		if n.o.OnTakeOver != nil {
 			n.o.OnTakeOver(ctx, mine)
@@ -209,7 +208,7 @@ func (n *Node) self() store.Node {
 	return store.Node{ID: n.o.ID, URL: n.o.URL, Started: n.started}
 }
 
-// every runs f now and then every d until the node stops.
+// every runs f every d until the node stops.
 func (n *Node) every(d time.Duration, f func()) {
 	defer n.wg.Done()
 	t := time.NewTicker(d)
@@ -301,9 +300,8 @@ func (n *Node) check() {
 			}
 			continue
 		}
-		if len(leases) > 0 {
+		if leases = n.adopt(leases); len(leases) > 0 {
 			n.log.Warn("cluster: took over the sessions of a node that is gone", "node", nd.ID, "sessions", len(leases), "alive", nd.Alive)
-			n.adopt(leases)
 			if n.o.OnTakeOver != nil {
 				n.o.OnTakeOver(n.ctx, leases)
 			}
@@ -341,16 +339,26 @@ func (n *Node) left(ev *bus.Event) {
 	}
 }
 
-func (n *Node) adopt(leases []store.SessionLease) {
+// adopt caches leases this node holds and returns those it did not hold already: when the
+// failover loop and Lease take the same session over at once, only one reports it to OnTakeOver.
+func (n *Node) adopt(leases []store.SessionLease) []store.SessionLease {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	var fresh []store.SessionLease
 	for _, l := range leases {
-		n.leases[l.SessionID] = l
+		if n.leases[l.SessionID] != l {
+			n.leases[l.SessionID] = l
+			fresh = append(fresh, l)
+		}
 	}
+	return fresh
 }
 
 // Lease returns this node's lease of a session, acquiring it if no live node owns it (store
 // AcquireSession); with store.ErrOwnedElsewhere the lease names the live node that owns it.
+//
+// A session taken this way from a node that is gone (before the failover loop got to it) is
+// reported to OnTakeOver, as the failover loop would have.
 //
 // The leases this node holds are cached. A lease can only be lost to a takeover after its node
 // was not heard from for StaleAfter, and a node that notices such a silence in itself forgets the
@@ -366,11 +374,21 @@ func (n *Node) Lease(ctx context.Context, sessionID string) (store.SessionLease,
 	if ok {
 		return l, nil
 	}
-	l, err := n.o.Store.AcquireSession(ctx, sessionID, n.o.ID, n.o.StaleAfter)
+	prev, err := n.o.Store.SessionLease(ctx, sessionID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return store.SessionLease{}, err
+	}
+	l, err = n.o.Store.AcquireSession(ctx, sessionID, n.o.ID, n.o.StaleAfter)
 	if err != nil {
 		return l, err
 	}
-	n.adopt([]store.SessionLease{l})
+	fresh := n.adopt([]store.SessionLease{l})
+	if len(fresh) > 0 && prev.Node != "" && prev.Node != n.o.ID && l.Epoch > prev.Epoch {
+		n.log.Warn("cluster: took over a session of a node that is gone", "session", sessionID, "node", prev.Node)
+		if n.o.OnTakeOver != nil {
+			n.o.OnTakeOver(ctx, []store.SessionLease{l})
+		}
+	}
 	return l, nil
 }
 
@@ -414,7 +432,7 @@ type Health struct {
 	Node      string // this node's ID
 	Cluster   string // the database's cluster ID
 	Delivered uint64 // the newest log sequence number delivered to this node's bus
-	Listening bool   // the doorbell listener is connected (without it, events arrive by polling)
+	Listening bool   // the doorbell listener has connected and runs (the store reconnects it by itself; while it is down, events arrive by polling)
 	Alive     int    // live nodes at the last look, this one included
 	Queued    int    // events published here and not yet in the log
 	Ignored   uint64 // events the bus refused as already delivered

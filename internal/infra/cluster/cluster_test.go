@@ -253,6 +253,40 @@ func TestADeadNodesSessionsAreTakenOverByALiveOne(t *testing.T) {
 	})
 }
 
+func TestASessionLeasedFromAGoneNodeIsReportedOnce(t *testing.T) {
+	url := testenv.Postgres(t)
+	a := startNode(t, url, "a", nodeOpts{})
+	if _, err := a.Lease(t.Context(), "ses_1"); err != nil {
+		t.Fatal(err)
+	}
+	a.crash()
+	// b's failover loop does not run (b is not started): only Lease can take the session over.
+	cs := openCluster(t, url)
+	takeovers := make(chan []store.SessionLease, 4)
+	b, err := New(t.Context(), Options{Store: cs, ID: "b", Heartbeat: 100 * time.Millisecond, StaleAfter: 500 * time.Millisecond,
+		OnTakeOver: func(_ context.Context, l []store.SessionLease) { takeovers <- l }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	testenv.Eventually(t, "a is stale", func() bool {
+		nodes, err := cs.Nodes(t.Context(), 500*time.Millisecond)
+		return err == nil && len(nodes) == 1 && !nodes[0].Alive
+	})
+	for range 2 {
+		if l, err := b.Lease(t.Context(), "ses_1"); err != nil || l != (store.SessionLease{SessionID: "ses_1", Node: "b", Epoch: 2}) {
+			t.Fatalf("b's lease = %+v, %v; want ses_1 with epoch 2", l, err)
+		}
+	}
+	// Lease calls OnTakeOver before it returns: what it reported is in the channel already.
+	if got := len(takeovers); got != 1 {
+		t.Fatalf("the takeover was reported %d times, want once", got)
+	}
+	if got := fmt.Sprint(<-takeovers); got != "[{ses_1 b 2}]" {
+		t.Errorf("OnTakeOver got %s, want [{ses_1 b 2}]", got)
+	}
+}
+
 func TestACleanStopHandsTheSessionsOverAtOnce(t *testing.T) {
 	url := testenv.Postgres(t)
 	// With an hour's StaleAfter, only a's announcement can make b take over.
