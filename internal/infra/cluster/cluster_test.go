@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -302,6 +303,38 @@ func TestACleanStopHandsTheSessionsOverAtOnce(t *testing.T) {
 	leases, _ := testenv.Recv(t, b.takeovers, "b takes over a's sessions")
 	if fmt.Sprint(leases) != "[{ses_1 b 2}]" {
 		t.Errorf("b took over %v, want ses_1 with epoch 2", leases)
+	}
+}
+
+func TestCloseWritesEveryEventStillQueued(t *testing.T) {
+	url := testenv.Postgres(t)
+	a, b := startNode(t, url, "a", nodeOpts{}), startNode(t, url, "b", nodeOpts{})
+	onB, _ := b.subscribe(t, "")
+	const n = 300
+	for i := range n {
+		publish(t, a.bus, i)
+	}
+	a.Close() // right after publishing: most events are still queued
+	var got []int
+	for _, ev := range nextEvents(t, onB, n+1) {
+		if Internal(ev.Type) {
+			continue // a's departure
+		}
+		var env struct {
+			Properties struct{ I int } `json:"properties"`
+		}
+		if err := json.Unmarshal(ev.Payload, &env); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, env.Properties.I)
+	}
+	if len(got) != n {
+		t.Fatalf("b received %d of a's %d events", len(got), n)
+	}
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("event %d carries %d: the order was not kept", i, v)
+		}
 	}
 }
 
