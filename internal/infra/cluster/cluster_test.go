@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"testing"
@@ -17,7 +18,27 @@ import (
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs every test on one PostgreSQL server (a database each) and checks that no
+// goroutine outlives the tests.
+func TestMain(m *testing.M) {
+	stop, err := testenv.SharePostgres(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start PostgreSQL:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // testNode is one node of a test cluster: its own store handle, bus and runtime, as a tandem
 // process has.
