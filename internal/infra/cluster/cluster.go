@@ -170,6 +170,18 @@ func (n *Node) Start(ctx context.Context, b *bus.Bus) error {
 		return fmt.Errorf("cluster: the bus's cursors (%s) are not this cluster's (%s): build it with Boot = ClusterID()", b.Cursor(), n.cluster)
 	}
 	n.bus = b
+	nodes, err := n.o.Store.Nodes(ctx, n.o.StaleAfter)
+	if err != nil {
+		return fmt.Errorf("cluster: list nodes: %w", err)
+	}
+	for _, nd := range nodes {
+		if nd.ID == n.o.ID && nd.Alive {
+			// Either this node's previous life, stopped less than StaleAfter ago, or another
+			// process given the same ID: the two would take each other's sessions over.
+			n.log.Warn("cluster: a node with this ID was alive moments ago; if another process runs under it, give each its own ID",
+				"started", time.UnixMilli(nd.Started).UTC(), "url", nd.URL)
+		}
+	}
 	beatAt := time.Now()
 	if err := n.o.Store.Heartbeat(ctx, n.self()); err != nil {
 		return fmt.Errorf("cluster: register node %s: %w", n.o.ID, err)
