@@ -64,11 +64,14 @@ type Options struct {
 	Heartbeat  time.Duration // how often the node says it is alive (default 2 s)
 	StaleAfter time.Duration // a node not heard from for this long is dead (default 10 s)
 	Poll       time.Duration // how often the log is read without a doorbell (default 1 s)
-	Keep       int64         // how many events the log keeps (default 100,000)
+	Keep       int64         // how many events the log keeps (default 100,000); an older cursor resyncs
 
-	// OnTakeOver is told the sessions this node has just taken over: from Start, those of its own
-	// previous life (a restart under the same ID), and from the failover loop, those of a dead
-	// node. Each lease has a new epoch; the node's writes under the old one are refused.
+	// OnTakeOver is told the sessions this node has just taken over, each once: from Start, those
+	// of its own previous life (a restart under the same ID); from the failover loop, those of a
+	// node that stopped beating or announced it left; from Lease, a session taken from a node
+	// that is gone before the failover loop got to it. Each lease has a new epoch: writes under
+	// the old one are refused (store.WithFence). The failover loop waits for it, so it should
+	// recover what it must (a turn waiting on a person, a tool that was running) and return.
 	OnTakeOver func(ctx context.Context, leases []store.SessionLease)
 }
 
