@@ -51,6 +51,7 @@ type PendingClaim struct {
 const (
 	PendingWaiting = "pending" // nobody has answered
 	PendingClaimed = "claimed" // answered (on any node), not yet applied by the node that asked
+	PendingDone    = "done"    // resolved and applied; kept a while so late answers learn the winner
 )
 
 // ErrFenced is returned for a write made under a session lease that is no longer held: another
@@ -77,7 +78,8 @@ type Cluster interface {
 	// AcquireSession makes node the owner of a session: a session nobody owns gets epoch 1; one
 	// the node owns already keeps its lease; one whose owner has not been heard from within
 	// staleAfter is taken over with its epoch plus one. A session a live node owns is left as it
-	// is and returned with ErrOwnedElsewhere.
+	// is and returned with ErrOwnedElsewhere. With staleAfter <= 0 a registered owner counts as
+	// live however stale: only TakeOver (the failover, which recovers what it takes) moves it.
 	AcquireSession(ctx context.Context, sessionID, node string, staleAfter time.Duration) (SessionLease, error)
 	// SessionLease returns a session's lease, or ErrNotFound when no node has run it yet.
 	SessionLease(ctx context.Context, sessionID string) (SessionLease, error)

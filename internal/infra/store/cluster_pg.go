@@ -91,8 +91,10 @@ func (c pgCluster) AcquireSession(ctx context.Context, sessionID, node string, s
 		if lease.Node == node {
 			return nil
 		}
+		// staleAfter <= 0: a registered owner is never taken over here, however stale (the
+		// failover takes a dead node's sessions over, with their recovery).
 		var alive bool
-		err := q.queryRow(ctx, `SELECT heartbeat > now() - $2::float8 * interval '1 second' FROM nodes WHERE id = $1`,
+		err := q.queryRow(ctx, `SELECT $2::float8 <= 0 OR heartbeat > now() - $2::float8 * interval '1 second' FROM nodes WHERE id = $1`,
 			lease.Node, staleAfter.Seconds()).Scan(&alive)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
