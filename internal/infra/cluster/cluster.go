@@ -369,11 +369,11 @@ func (n *Node) adopt(leases []store.SessionLease) []store.SessionLease {
 	return fresh
 }
 
-// Lease returns this node's lease of a session, acquiring it if no live node owns it (store
-// AcquireSession); with store.ErrOwnedElsewhere the lease names the live node that owns it.
-//
-// A session taken this way from a node that is gone (before the failover loop got to it) is
-// reported to OnTakeOver, as the failover loop would have.
+// Lease returns this node's lease of a session, acquiring it if no registered node owns it (store
+// AcquireSession with no staleness: a registered owner, however stale, keeps the session until the
+// failover takes it over with its recovery); with store.ErrOwnedElsewhere the lease names the node
+// that owns it. A session taken from an owner no longer registered is reported to OnTakeOver, as
+// the failover would have.
 //
 // The leases this node holds are cached. A lease can only be lost to a takeover after its node
 // was not heard from for StaleAfter, and a node that notices such a silence in itself forgets the
@@ -393,7 +393,7 @@ func (n *Node) Lease(ctx context.Context, sessionID string) (store.SessionLease,
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return store.SessionLease{}, err
 	}
-	l, err = n.o.Store.AcquireSession(ctx, sessionID, n.o.ID, n.o.StaleAfter)
+	l, err = n.o.Store.AcquireSession(ctx, sessionID, n.o.ID, 0)
 	if err != nil {
 		return l, err
 	}
@@ -412,7 +412,7 @@ func (n *Node) Lease(ctx context.Context, sessionID string) (store.SessionLease,
 var ErrOwnerUnknown = errors.New("cluster: the session's owner has no URL to forward to")
 
 // Owner says which node runs a session, for forwarding a request that must run on the owner: mine
-// is true when it is this node (which acquires a session no live node owns); otherwise nodeURL is
+// is true when it is this node (which acquires a session no registered node owns); otherwise nodeURL is
 // the owner's advertised URL.
 func (n *Node) Owner(ctx context.Context, sessionID string) (nodeURL string, mine bool, err error) {
 	l, err := n.Lease(ctx, sessionID)

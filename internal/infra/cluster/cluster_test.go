@@ -275,14 +275,14 @@ func TestADeadNodesSessionsAreTakenOverByALiveOne(t *testing.T) {
 	})
 }
 
-func TestASessionLeasedFromAGoneNodeIsReportedOnce(t *testing.T) {
+func TestLeaseTakesOnlyASessionWhoseOwnerIsNoLongerRegistered(t *testing.T) {
 	url := testenv.Postgres(t)
 	a := startNode(t, url, "a", nodeOpts{})
 	if _, err := a.Lease(t.Context(), "ses_1"); err != nil {
 		t.Fatal(err)
 	}
 	a.crash()
-	// b's failover loop does not run (b is not started): only Lease can take the session over.
+	// b's failover loop does not run (b is not started): only Lease could move the session.
 	cs := openCluster(t, url)
 	takeovers := make(chan []store.SessionLease, 4)
 	b, err := New(t.Context(), Options{Store: cs, ID: "b", Heartbeat: 100 * time.Millisecond, StaleAfter: 500 * time.Millisecond,
@@ -295,6 +295,13 @@ func TestASessionLeasedFromAGoneNodeIsReportedOnce(t *testing.T) {
 		nodes, err := cs.Nodes(t.Context(), 500*time.Millisecond)
 		return err == nil && len(nodes) == 1 && !nodes[0].Alive
 	})
+	// Stale but registered: the session waits for the failover, which recovers what it takes.
+	if l, err := b.Lease(t.Context(), "ses_1"); !errors.Is(err, store.ErrOwnedElsewhere) || l.Node != "a" {
+		t.Fatalf("b's lease of a stale node's session = %+v, %v; want a's lease and ErrOwnedElsewhere", l, err)
+	}
+	if err := cs.RemoveNode(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
 	for range 2 {
 		if l, err := b.Lease(t.Context(), "ses_1"); err != nil || l != (store.SessionLease{SessionID: "ses_1", Node: "b", Epoch: 2}) {
 			t.Fatalf("b's lease = %+v, %v; want ses_1 with epoch 2", l, err)
