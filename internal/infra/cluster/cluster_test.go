@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql's "pgx", to cut the listeners off
 	"go.uber.org/goleak"
 
 	"github.com/tandem-dev/tandem/internal/base/bus"
@@ -205,6 +207,38 @@ func TestEventsPublishedConcurrentlyOnTwoNodesArriveInOneOrderOnBoth(t *testing.
 			t.Errorf("node %s ignored %d events", n.ID(), n.bus.Ignored())
 		}
 	}
+}
+
+func TestEventsStillArriveWhenTheDoorbellListenersAreCutOff(t *testing.T) {
+	url := testenv.Postgres(t)
+	a, b := startNode(t, url, "a", nodeOpts{}), startNode(t, url, "b", nodeOpts{})
+	onB, _ := b.subscribe(t, "")
+	testenv.Eventually(t, "both nodes listen", func() bool { return a.Health().Listening && b.Health().Listening })
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// What a failover of the database, or a proxy's idle timeout, does to the listeners.
+	var cut int
+	if err := db.QueryRowContext(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&cut); err != nil || cut != 2 {
+		t.Fatalf("cut %d listeners (%v), want 2", cut, err)
+	}
+	for i := range 5 {
+		publish(t, a.bus, i)
+	}
+	got := nextEvents(t, onB, 5)
+	for i := 1; i < len(got); i++ {
+		if got[i].Seq != got[i-1].Seq+1 {
+			t.Fatalf("seq %d after %d", got[i].Seq, got[i-1].Seq)
+		}
+	}
+	testenv.Eventually(t, "the listeners reconnect", func() bool {
+		var n int
+		err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&n)
+		return err == nil && n == 2
+	})
 }
 
 func TestASubscriberReconnectingToAnotherNodeGetsExactlyWhatItMissed(t *testing.T) {
