@@ -283,3 +283,12 @@ func TestPendingClaims(t *testing.T) {
 		})
 	})
 }
+
+// TestOnPostgreSQLTheSessionsVersionChangesOnEveryRead: other nodes change the sessions table
+// unseen, so nothing derived from it may be kept.
+func TestOnPostgreSQLTheSessionsVersionChangesOnEveryRead(t *testing.T) {
+	db := openAt(t, testenv.Postgres(t))
+	if a, b := db.SessionsVersion(), db.SessionsVersion(); a == b {
+		t.Errorf("SessionsVersion read %d twice", a)
+	}
+}
