@@ -49,7 +49,8 @@ func (c pgCluster) Secret(ctx context.Context, name string, candidate []byte) ([
 func (c pgCluster) Heartbeat(ctx context.Context, n Node) error {
 	_, err := c.db.exec(ctx, `INSERT INTO nodes (id, url, started, heartbeat)
 		VALUES ($1, $2, COALESCE(to_timestamp(NULLIF($3::bigint, 0) / 1000.0), now()), now())
-		ON CONFLICT (id) DO UPDATE SET url = excluded.url, started = excluded.started, heartbeat = now()`,
+		ON CONFLICT (id) DO UPDATE SET url = excluded.url, heartbeat = now(),
+			started = CASE WHEN $3::bigint = 0 THEN nodes.started ELSE excluded.started END`,
 		n.ID, n.URL, n.Started)
 	return wrap("heartbeat", err)
 }
@@ -185,9 +186,11 @@ func (c pgCluster) AppendEvents(ctx context.Context, evs []LoggedEvent) ([]int64
 		return nil, wrap("append events", err)
 	}
 	// The doorbell rings after the commit, outside the transaction: NOTIFY inside it would
-	// serialise every committing transaction of the database behind a global lock.
+	// serialise every committing transaction of the database behind a global lock. The events are
+	// stored whether or not it rings (an error here would have them appended again); listeners
+	// poll too.
 	if _, err := c.db.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, eventsChannel, strconv.FormatInt(seqs[len(seqs)-1], 10)); err != nil {
-		return seqs, wrap("ring the event doorbell", err)
+		slog.Warn("store: the event doorbell did not ring", "seq", seqs[len(seqs)-1], "err", err)
 	}
 	return seqs, nil
 }
