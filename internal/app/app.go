@@ -300,7 +300,11 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		return nil, err
 	}
 	// Notifications follow every pending request from the first one on, restored ones included.
-	if m.notify, err = notify.New(ctx, notify.Options{Bus: m.bus, DB: m.db, Logger: o.Logger, WebURL: m.webURL}); err != nil {
+	nopts := notify.Options{Bus: m.bus, DB: m.db, Logger: o.Logger, WebURL: m.webURL}
+	if m.member != nil {
+		nopts.Node = m.member.node.ID()
+	}
+	if m.notify, err = notify.New(ctx, nopts); err != nil {
 		return nil, err
 	}
 	undo.push(m.closeNotify)
