@@ -23,6 +23,7 @@ import { Diff } from './diff.jsx';
 import { confirmDialog } from './confirm.jsx';
 import { useContentSearch, Snippet } from './search.jsx';
 import { enc } from './api.js';
+import { sessionChoice, choose, forgetPick } from './choice.js';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
 
 function ago(ms) {
@@ -485,7 +486,7 @@ export function Composer({ sessionID, busy }) {
   };
   const [sending, setSending] = useState(false);
   const input = useRef(null);
-  const c = state.composer;
+  const c = sessionChoice(sessionID);
   const models = modelOptions();
   const send = async () => {
     const t = text.trim();
@@ -498,7 +499,8 @@ export function Composer({ sessionID, busy }) {
         sid = s.id;
         navigate(`#/session/${sid}`);
       }
-      await sendPrompt(sid, t);
+      await sendPrompt(sid, t, c);
+      forgetPick(sid);
       setText('');
       // The focus leaves the composer, so that the answer keys (a, r, …) of what the turn asks are
       // keys, not text; the conversation follows the new prompt.
@@ -539,10 +541,7 @@ export function Composer({ sessionID, busy }) {
       <div class="composer-bar">
         <select
           value={c.agent}
-          onChange={(e) => {
-            c.agent = e.currentTarget.value;
-            changed();
-          }}
+          onChange={(e) => choose(sessionID, 'agent', e.currentTarget.value)}
           aria-label="Agent"
         >
           {state.agents.map((a) => (
@@ -553,10 +552,7 @@ export function Composer({ sessionID, busy }) {
         </select>
         <select
           value={c.model}
-          onChange={(e) => {
-            c.model = e.currentTarget.value;
-            changed();
-          }}
+          onChange={(e) => choose(sessionID, 'model', e.currentTarget.value)}
           aria-label="Model"
           class="model"
         >

@@ -618,9 +618,10 @@ export async function deleteSession(id) {
   changed();
 }
 
-export async function sendPrompt(sessionID, text) {
+/** Sends text with choice's agent and model ({agent, model}; the composer's defaults without one). */
+export async function sendPrompt(sessionID, text, choice = state.composer) {
   const body = { parts: [{ type: 'text', text }] };
-  const c = state.composer;
+  const c = choice;
   if (c.agent) body.agent = c.agent;
   if (c.model) {
     const i = c.model.indexOf('/');
