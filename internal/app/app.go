@@ -158,7 +158,7 @@ func (s services) api() *routes.API {
 			&routes.Sessions{Service: s.sessions},
 			&routes.Shares{Service: s.sessions},
 			&routes.Permissions{Service: s.perms, ProjectID: grantScope},
-			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry,
+			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, PatchUser: s.runtime.PatchUser, Providers: s.runtime.Registry,
 				SetKey: s.runtime.SetKey, RemoveKey: s.runtime.RemoveKey, Sandbox: s.sandbox},
 			&routes.Questions{Service: s.questions},
 			&routes.MCP{Manager: s.mcp, Sessions: s.sessions},

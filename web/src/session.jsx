@@ -24,6 +24,7 @@ import { confirmDialog } from './confirm.jsx';
 import { useContentSearch, Snippet } from './search.jsx';
 import { enc } from './api.js';
 import { sessionChoice, choose, forgetPick } from './choice.js';
+import { ConnectProvider } from './providers.jsx';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
 
 function ago(ms) {
@@ -477,6 +478,8 @@ function ToolCall({ part }) {
   );
 }
 
+const CONNECT = '__connect';
+
 export function Composer({ sessionID, busy }) {
   // The draft is kept in this browser per session, so a reload, a restart or a sign-in loses nothing.
   const [text, setTextState] = useState(() => loadDraft(sessionID));
@@ -485,6 +488,7 @@ export function Composer({ sessionID, busy }) {
     saveDraft(sessionID, t);
   };
   const [sending, setSending] = useState(false);
+  const [connecting, setConnecting] = useState(false);
   const input = useRef(null);
   const c = sessionChoice(sessionID);
   const models = modelOptions();
@@ -552,7 +556,12 @@ export function Composer({ sessionID, busy }) {
         </select>
         <select
           value={c.model}
-          onChange={(e) => choose(sessionID, 'model', e.currentTarget.value)}
+          onChange={(e) => {
+            const v = e.currentTarget.value;
+            if (v !== CONNECT) return choose(sessionID, 'model', v);
+            e.currentTarget.value = c.model;
+            setConnecting(true);
+          }}
           aria-label="Model"
           class="model"
         >
@@ -567,7 +576,17 @@ export function Composer({ sessionID, busy }) {
                 ))}
             </optgroup>
           ))}
+          <option value={CONNECT}>Connect a provider…</option>
         </select>
+        {connecting && (
+          <ConnectProvider
+            onClose={() => setConnecting(false)}
+            onDone={(model) => {
+              if (model) choose(sessionID, 'model', model);
+              setConnecting(false);
+            }}
+          />
+        )}
         <span class="spacer" />
         {busy && sessionID && (
           <button type="button" class="danger" onClick={() => abortSession(sessionID).catch(reportError)} data-testid="abort">
