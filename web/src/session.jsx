@@ -25,6 +25,7 @@ import { useContentSearch, Snippet } from './search.jsx';
 import { enc } from './api.js';
 import { sessionChoice, choose, forgetPick } from './choice.js';
 import { ConnectProvider } from './providers.jsx';
+import { AnswerTools, EditButton } from './answer.jsx';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
 
 function ago(ms) {
@@ -242,7 +243,7 @@ export function SessionView({ id }) {
         {m && !m.loaded && msgs.length === 0 && <div class="muted center">Loading…</div>}
         {m?.loaded && msgs.length === 0 && <Empty />}
         {msgs.map((msg, i) => (
-          <Message key={msg.info.id} msg={msg} last={i === msgs.length - 1 || msgs[i + 1].info.role === 'user'} />
+          <Message key={msg.info.id} msg={msg} last={i === msgs.length - 1 || msgs[i + 1].info.role === 'user'} turn={{ msgs, index: i, busy }} />
         ))}
         <RevertNotice id={id} hidden={hidden} />
         <ChangedFiles id={id} busy={busy} />
@@ -301,7 +302,7 @@ function Todos({ list }) {
   );
 }
 
-export function Message({ msg, last, shared }) {
+export function Message({ msg, last, shared, turn }) {
   const { info, parts } = msg;
   if (info.role === 'user') {
     // A compaction (/compact, or a turn that neared the model's context window): from here on the
@@ -324,7 +325,11 @@ export function Message({ msg, last, shared }) {
     return (
       <div class="msg user" data-testid="msg-user" data-id={info.id}>
         <div class="bubble">{text}</div>
-        {!shared && <UserMessageTools msg={msg} text={text} />}
+        {!shared && (
+          <UserMessageTools msg={msg} text={text}>
+            {turn && <EditButton msg={msg} text={text} busy={turn.busy} />}
+          </UserMessageTools>
+        )}
       </div>
     );
   }
@@ -337,6 +342,11 @@ export function Message({ msg, last, shared }) {
       {last && info.modelID && info.time?.completed && (
         <div class="msg-foot muted small">
           {info.agent || info.mode} · {info.modelID} · <MessageTime ms={info.time.completed} what="Finished" />
+        </div>
+      )}
+      {last && turn && !shared && (
+        <div class="msg-foot small">
+          <AnswerTools msgs={turn.msgs} index={turn.index} isLast={turn.index === turn.msgs.length - 1} busy={turn.busy} />
         </div>
       )}
     </div>
@@ -490,6 +500,16 @@ export function Composer({ sessionID, busy }) {
   const [sending, setSending] = useState(false);
   const [connecting, setConnecting] = useState(false);
   const input = useRef(null);
+  // Edit (answer.jsx) puts a prompt's text here to be changed and sent again.
+  useEffect(() => {
+    const compose = (e) => {
+      if (e.detail?.sessionID !== sessionID) return;
+      setText(e.detail.text);
+      input.current?.focus();
+    };
+    window.addEventListener('tandem:compose', compose);
+    return () => window.removeEventListener('tandem:compose', compose);
+  }, [sessionID]);
   const c = sessionChoice(sessionID);
   const models = modelOptions();
   const send = async () => {
