@@ -8,13 +8,8 @@ import {
   renameSession,
   forkSession,
   deleteSession,
-  sendPrompt,
-  abortSession,
   reportError,
-  modelOptions,
   loadMessages,
-  loadDraft,
-  saveDraft,
   pendingList,
   waitsOn,
 } from './store.js';
@@ -23,10 +18,13 @@ import { Diff } from './diff.jsx';
 import { confirmDialog } from './confirm.jsx';
 import { useContentSearch, Snippet } from './search.jsx';
 import { enc } from './api.js';
-import { sessionChoice, choose, forgetPick } from './choice.js';
-import { ConnectProvider } from './providers.jsx';
+import { Composer } from './composer.jsx';
+
 import { AnswerTools, EditButton } from './answer.jsx';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
+
+// The composer lives in composer.jsx; main.jsx takes it from here with the rest of the session view.
+export { Composer };
 
 function ago(ms) {
   if (!ms) return '';
@@ -485,138 +483,5 @@ function ToolCall({ part }) {
         </div>
       )}
     </div>
-  );
-}
-
-const CONNECT = '__connect';
-
-export function Composer({ sessionID, busy }) {
-  // The draft is kept in this browser per session, so a reload, a restart or a sign-in loses nothing.
-  const [text, setTextState] = useState(() => loadDraft(sessionID));
-  const setText = (t) => {
-    setTextState(t);
-    saveDraft(sessionID, t);
-  };
-  const [sending, setSending] = useState(false);
-  const [connecting, setConnecting] = useState(false);
-  const input = useRef(null);
-  // Edit (answer.jsx) puts a prompt's text here to be changed and sent again.
-  useEffect(() => {
-    const compose = (e) => {
-      if (e.detail?.sessionID !== sessionID) return;
-      setText(e.detail.text);
-      input.current?.focus();
-    };
-    window.addEventListener('tandem:compose', compose);
-    return () => window.removeEventListener('tandem:compose', compose);
-  }, [sessionID]);
-  const c = sessionChoice(sessionID);
-  const models = modelOptions();
-  const send = async () => {
-    const t = text.trim();
-    if (!t || sending) return;
-    setSending(true);
-    try {
-      let sid = sessionID;
-      if (!sid) {
-        const s = await createSession();
-        sid = s.id;
-        navigate(`#/session/${sid}`);
-      }
-      await sendPrompt(sid, t, c);
-      forgetPick(sid);
-      setText('');
-      // The focus leaves the composer, so that the answer keys (a, r, …) of what the turn asks are
-      // keys, not text; the conversation follows the new prompt.
-      if (input.current && document.activeElement === input.current) {
-        input.current.blur();
-        document.querySelector('[data-testid="conversation"]')?.focus({ preventScroll: true });
-      }
-      window.dispatchEvent(new CustomEvent('tandem:follow', { detail: sid }));
-    } catch (e) {
-      reportError(e);
-    } finally {
-      setSending(false);
-    }
-  };
-  return (
-    <form
-      class="composer"
-      onSubmit={(e) => {
-        e.preventDefault();
-        send();
-      }}
-    >
-      <textarea
-        rows={2}
-        placeholder="Message the agent… (Enter to send, Shift+Enter for a new line)"
-        value={text}
-        onInput={(e) => setText(e.currentTarget.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-            e.preventDefault();
-            send();
-          }
-        }}
-        aria-label="Message"
-        ref={input}
-        data-testid="composer-input"
-      />
-      <div class="composer-bar">
-        <select
-          value={c.agent}
-          onChange={(e) => choose(sessionID, 'agent', e.currentTarget.value)}
-          aria-label="Agent"
-        >
-          {state.agents.map((a) => (
-            <option key={a.name} value={a.name}>
-              {a.name}
-            </option>
-          ))}
-        </select>
-        <select
-          value={c.model}
-          onChange={(e) => {
-            const v = e.currentTarget.value;
-            if (v !== CONNECT) return choose(sessionID, 'model', v);
-            e.currentTarget.value = c.model;
-            setConnecting(true);
-          }}
-          aria-label="Model"
-          class="model"
-        >
-          {[...new Set(models.map((m) => m.group))].map((g) => (
-            <optgroup key={g} label={g}>
-              {models
-                .filter((m) => m.group === g)
-                .map((m) => (
-                  <option key={m.value} value={m.value}>
-                    {m.label}
-                  </option>
-                ))}
-            </optgroup>
-          ))}
-          <option value={CONNECT}>Connect a provider…</option>
-        </select>
-        {connecting && (
-          <ConnectProvider
-            onClose={() => setConnecting(false)}
-            onDone={(model) => {
-              if (model) choose(sessionID, 'model', model);
-              setConnecting(false);
-            }}
-          />
-        )}
-        <span class="spacer" />
-        {busy && sessionID && (
-          <button type="button" class="danger" onClick={() => abortSession(sessionID).catch(reportError)} data-testid="abort">
-            Abort
-          </button>
-        )}
-        <button class="primary" type="submit" disabled={sending || !text.trim()} data-testid="send">
-          Send
-        </button>
-      </div>
-    </form>
   );
 }

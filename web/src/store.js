@@ -618,9 +618,12 @@ export async function deleteSession(id) {
   changed();
 }
 
-/** Sends text with choice's agent and model ({agent, model}; the composer's defaults without one). */
-export async function sendPrompt(sessionID, text, choice = state.composer) {
-  const body = { parts: [{ type: 'text', text }] };
+/**
+ * Sends text and files (file parts: mentions, attachments) with choice's agent and model ({agent,
+ * model}; the composer's defaults without one).
+ */
+export async function sendPrompt(sessionID, text, choice = state.composer, files = []) {
+  const body = { parts: [...(text ? [{ type: 'text', text }] : []), ...files] };
   const c = choice;
   if (c.agent) body.agent = c.agent;
   if (c.model) {
