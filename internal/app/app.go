@@ -157,7 +157,7 @@ func (s services) api() *routes.API {
 			&routes.Login{Auth: s.auth},
 			&routes.Sessions{Service: s.sessions},
 			&routes.Shares{Service: s.sessions},
-			&routes.Permissions{Service: s.perms, ProjectID: grantScope},
+			&routes.Permissions{Service: s.perms, ProjectID: grantScope, Names: s.permissionNames},
 			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, PatchUser: s.runtime.PatchUser, Providers: s.runtime.Registry,
 				SetKey: s.runtime.SetKey, RemoveKey: s.runtime.RemoveKey, Sandbox: s.sandbox},
 			&routes.Questions{Service: s.questions},

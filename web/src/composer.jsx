@@ -8,6 +8,7 @@ import { state, changed, navigate, createSession, sendPrompt, abortSession, repo
 import { get, post, enc } from './api.js';
 import { sessionChoice, choose, forgetPick } from './choice.js';
 import { ConnectProvider } from './providers.jsx';
+import { takeComposerFocus } from './newsession.js';
 import './composer.css';
 
 const CONNECT = '__connect';
@@ -93,6 +94,8 @@ export function Composer({ sessionID, busy }) {
   const input = useRef(null);
   useEffect(() => {
     loadCommands();
+    // A session just made with + New (or Ctrl+Alt+N) opens ready to type.
+    if (takeComposerFocus(sessionID)) input.current?.focus();
   }, []);
   // Edit (answer.jsx) puts a prompt's text here to be changed and sent again.
   useEffect(() => {

@@ -226,7 +226,8 @@ export function ChangedFiles({ id, busy }) {
         state.diffs[id] = list || [];
         changed();
       })
-      .catch(reportError);
+      // A session that is gone is said once, by the conversation's own load ("Session not found").
+      .catch((e) => e.status !== 404 && reportError(e));
   }, [id, busy, revision]);
   if (!diffs || diffs.length === 0) return null;
   const adds = diffs.reduce((n, d) => n + (d.additions || 0), 0);

@@ -4,7 +4,6 @@ import {
   state,
   changed,
   navigate,
-  createSession,
   renameSession,
   forkSession,
   deleteSession,
@@ -19,7 +18,8 @@ import { confirmDialog } from './confirm.jsx';
 import { useContentSearch, Snippet } from './search.jsx';
 import { enc } from './api.js';
 import { Composer } from './composer.jsx';
-
+import { HeadMenu } from './headmenu.jsx';
+import { newSession } from './newsession.js';
 import { AnswerTools, EditButton } from './answer.jsx';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
 
@@ -42,19 +42,12 @@ export function SessionList({ activeID }) {
   const list = Object.values(state.sessions)
     .filter((s) => !needle || (s.title || '').toLowerCase().includes(needle) || s.id.toLowerCase().includes(needle) || hits[s.id])
     .sort((a, b) => (b.time?.updated || b.time?.created || 0) - (a.time?.updated || a.time?.created || 0));
-  const create = async () => {
-    try {
-      const s = await createSession();
-      navigate(`#/session/${s.id}`);
-    } catch (e) {
-      reportError(e);
-    }
-  };
+  const create = () => newSession().catch(reportError);
   return (
     <aside class="sidebar">
       <div class="sidebar-top">
         <input type="search" placeholder="Search sessions and messages" value={q} onInput={(e) => setQ(e.currentTarget.value)} aria-label="Search sessions" />
-        <button class="primary" onClick={create} title="New session" data-testid="new-session">
+        <button class="primary" onClick={create} title="New session (Ctrl+Alt+N)" aria-keyshortcuts="Control+Alt+N" data-testid="new-session">
           + New
         </button>
       </div>
@@ -229,13 +222,15 @@ export function SessionView({ id }) {
         <button class="ghost rename-btn" onClick={startRename} title="Rename" data-testid="rename">
           Rename
         </button>
-        <SessionTools id={id} msgs={all} busy={busy} />
-        <button class="ghost" onClick={fork} title="Fork this session">
-          Fork
-        </button>
-        <button class="ghost danger" onClick={remove} title="Delete this session">
-          Delete
-        </button>
+        <HeadMenu>
+          <SessionTools id={id} msgs={all} busy={busy} />
+          <button class="ghost" onClick={fork} title="Fork this session">
+            Fork
+          </button>
+          <button class="ghost danger" onClick={remove} title="Delete this session">
+            Delete
+          </button>
+        </HeadMenu>
       </div>
       <div class="conversation" ref={scroller} onScroll={onScroll} data-testid="conversation" tabIndex={-1}>
         {m && !m.loaded && msgs.length === 0 && <div class="muted center">Loading…</div>}

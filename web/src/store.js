@@ -94,6 +94,8 @@ export function navigate(hash) {
 
 let toastSeq = 0;
 export function toast(text, kind = 'info', ms = 6000) {
+  // The same notice twice at once (three loads of a deleted session all answering 404) shows once.
+  if (state.toasts.some((t) => t.text === text && t.kind === kind)) return;
   const t = { id: ++toastSeq, text, kind };
   state.toasts.push(t);
   changed();
