@@ -9,6 +9,7 @@ import { get, post, enc } from './api.js';
 import { sessionChoice, choose, forgetPick } from './choice.js';
 import { ConnectProvider } from './providers.jsx';
 import { takeComposerFocus } from './newsession.js';
+import { Meter } from './meter.jsx';
 import './composer.css';
 
 const CONNECT = '__connect';
@@ -453,6 +454,7 @@ export function Composer({ sessionID, busy }) {
           />
         )}
         <span class="spacer" />
+        {sessionID && <Meter sessionID={sessionID} />}
         {busy && sessionID && (
           <button type="button" class="danger" onClick={() => abortSession(sessionID).catch(reportError)} data-testid="abort">
             Abort

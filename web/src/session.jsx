@@ -20,6 +20,7 @@ import { enc } from './api.js';
 import { Composer } from './composer.jsx';
 import { HeadMenu } from './headmenu.jsx';
 import { newSession } from './newsession.js';
+import { LongText } from './longtext.jsx';
 import { AnswerTools, EditButton } from './answer.jsx';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
 
@@ -75,6 +76,9 @@ export function SessionList({ activeID }) {
   );
 }
 
+/** How many messages a conversation renders at first; "Show earlier" adds as many again. */
+const WINDOW = 120;
+
 export function SessionView({ id }) {
   const s = state.sessions[id];
   const m = state.messages[id];
@@ -90,6 +94,9 @@ export function SessionView({ id }) {
   const all = m ? Object.values(m.byId).sort((a, b) => (a.info.id < b.info.id ? -1 : 1)) : [];
   // Undo (a revert) hides the messages from its point on until Redo or the next prompt.
   const msgs = visibleMessages(s, all);
+  // A long session renders its last WINDOW messages, and more on request (or to reach a search hit).
+  const [shown, setShown] = useState(WINDOW);
+  const from = Math.max(0, msgs.length - shown);
   const hidden = hiddenByRevert(s, all);
   const err = state.sessionErrors[id];
   const scroller = useRef(null);
@@ -129,7 +136,11 @@ export function SessionView({ id }) {
   useEffect(() => {
     if (!target || found.current === target) return;
     const el = scroller.current?.querySelector(`[data-id="${CSS.escape(target)}"]`);
-    if (!el) return; // not loaded yet: a later render finds it
+    if (!el) {
+      const at = msgs.findIndex((x) => x.info.id === target);
+      if (at >= 0 && at < from) setShown(msgs.length - at + 10); // before the window: widen it
+      return; // not loaded or not rendered yet: a later render finds it
+    }
     found.current = target;
     stick.current = false;
     el.scrollIntoView({ block: 'center' });
@@ -235,9 +246,15 @@ export function SessionView({ id }) {
       <div class="conversation" ref={scroller} onScroll={onScroll} data-testid="conversation" tabIndex={-1}>
         {m && !m.loaded && msgs.length === 0 && <div class="muted center">Loading…</div>}
         {m?.loaded && msgs.length === 0 && <Empty />}
-        {msgs.map((msg, i) => (
-          <Message key={msg.info.id} msg={msg} last={i === msgs.length - 1 || msgs[i + 1].info.role === 'user'} turn={{ msgs, index: i, busy }} />
-        ))}
+        {from > 0 && (
+          <button type="button" class="ghost earlier" onClick={() => setShown(shown + WINDOW)} data-testid="show-earlier">
+            Show {Math.min(WINDOW, from)} earlier message{Math.min(WINDOW, from) === 1 ? '' : 's'} ({from} hidden)
+          </button>
+        )}
+        {msgs.slice(from).map((msg, k) => {
+          const i = from + k;
+          return <Message key={msg.info.id} msg={msg} last={i === msgs.length - 1 || msgs[i + 1].info.role === 'user'} turn={{ msgs, index: i, busy }} />;
+        })}
         <RevertNotice id={id} hidden={hidden} />
         <ChangedFiles id={id} busy={busy} />
         {err && <ErrorBox error={err} />}
@@ -317,7 +334,9 @@ export function Message({ msg, last, shared, turn }) {
       .join('\n');
     return (
       <div class="msg user" data-testid="msg-user" data-id={info.id}>
-        <div class="bubble">{text}</div>
+        <div class="bubble">
+          <LongText text={text} />
+        </div>
         {!shared && (
           <UserMessageTools msg={msg} text={text}>
             {turn && <EditButton msg={msg} text={text} busy={turn.busy} />}
