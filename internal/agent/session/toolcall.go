@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
+	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/agent/question"
@@ -142,21 +145,46 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 			gate = ag.Permissions.Gate(scope)
 		}
 	}
-	// Live progress (a command's output so far) is announced at a bounded rate, the newest always.
+	// Live progress is announced at a bounded rate, the newest always; a command's output as deltas
+	// (see liveOutput).
 	var mu sync.Mutex
 	var latest tool.Progress
+	var live liveOutput
+	changed := false // the title or metadata changed since the last announcement
 	updates := newCoalescer(s.updateEvery, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if p.State.Status != "running" {
 			return
 		}
+		delta, offset, whole := live.next(time.Now())
 		st := *p.State
 		st.Title, st.Metadata = latest.Title, latest.Metadata
-		p.State = &st
-		s.publishPart(dir, p)
+		if live.on {
+			st.Metadata = maps.Clone(latest.Metadata)
+			st.Metadata["output"] = live.text
+		}
+		p.State = &st // what a failure keeps
+		if delta != "" {
+			s.publish(dir, api.EventPartDelta, api.PartDelta{SessionID: p.SessionID, MessageID: p.MessageID, PartID: p.ID,
+				Field: api.FieldLiveOutput, Delta: delta, Offset: offset})
+		}
+		if whole || changed {
+			changed = false
+			s.publishPart(dir, p)
+		}
 	})
-	progress := func(pr tool.Progress) { updates.Add(func() { latest = pr }) }
+	progress := func(pr tool.Progress) {
+		updates.Add(func() {
+			if pr.Title != "" || pr.Metadata != nil {
+				latest.Title, latest.Metadata, changed = pr.Title, pr.Metadata, true
+				if _, ok := pr.Metadata["output"]; ok {
+					live.on = true
+				}
+			}
+			live.add(pr.Output, pr.Skipped)
+		})
+	}
 	files := s.filesOf(sess.ID)
 	terminals, _ := files.(tool.Terminals) // a client that serves files may run commands too
 	res, err := tl.Run(ctx, &tool.Call{
