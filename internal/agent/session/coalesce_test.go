@@ -214,8 +214,8 @@ func TestAFloodOfOutputIsStreamedWithinItsBudget(t *testing.T) {
 		t.Fatalf("the tool ended %q with %d bytes", got.tool["status"], len(got.tool["output"]))
 	}
 	// The final state: 2 × ~11.2 KB of kept output (JSON escapes its newlines) and the part's
-	// fields; the live output: a whole part of at most a step per interval.
-	budget := 2*(len(got.tool["output"])+2000) + 2000 + int(got.took/defaultUpdateEvery+2)*(liveStep+3000)
+	// fields; the live output: a restart of at most a step (plus the part) a second, and the first.
+	budget := 2*(len(got.tool["output"])+2000) + 2000 + int(got.took/liveWholeEvery+2)*(liveStep+3000)
 	t.Logf("seq 1 100000: %d part events, %d bytes in %s (budget %d)", got.events, got.bytes, got.took, budget)
 	if got.bytes > budget {
 		t.Fatalf("%d bytes of part events, more than %d", got.bytes, budget)

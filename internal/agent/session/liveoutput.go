@@ -51,8 +51,10 @@ func (l *liveOutput) add(out string, skipped int) {
 }
 
 // next decides the announcement of what waits: a delta (with its offset) to append, and whether
-// the whole part goes out too (after the delta), carrying the live output l.text.
-func (l *liveOutput) next(now time.Time) (delta string, offset int, whole bool) {
+// the whole part goes out too (after the delta), carrying the live output l.text. A restart goes
+// out at most once per liveWholeEvery, so that a flood costs a step a second; one held back
+// returns after, the time to ask again.
+func (l *liveOutput) next(now time.Time) (delta string, offset int, whole bool, after time.Duration) {
 	n := len(l.pending)
 	if s := lastRuneStart(l.pending); n > 0 && !utf8.FullRune(l.pending[s:]) {
 		n = s // the rest of the character comes with the next read
@@ -61,7 +63,7 @@ func (l *liveOutput) next(now time.Time) (delta string, offset int, whole bool) 
 	l.pending = l.pending[:copy(l.pending, l.pending[n:])]
 	if l.skipped == 0 && len(chunk) <= liveStep && len(l.text)+len(chunk) <= liveCap {
 		if chunk == "" {
-			return "", 0, false
+			return "", 0, false, 0
 		}
 		offset = l.units
 		l.text += chunk
@@ -70,12 +72,22 @@ func (l *liveOutput) next(now time.Time) (delta string, offset int, whole bool) 
 		if whole {
 			l.whole = now
 		}
-		return chunk, offset, whole
+		return chunk, offset, whole, 0
 	}
 	// Too much to append: the live output restarts as the marker and the newest whole lines.
 	tail := chunk
 	if l.skipped == 0 {
 		tail = strings.TrimPrefix(l.text, liveMarker) + chunk
+	}
+	if wait := liveWholeEvery - now.Sub(l.whole); wait > 0 && !l.whole.IsZero() {
+		// Not yet: what restarts it waits, no more than a step of it.
+		keep := tail[max(0, len(tail)-liveStep):]
+		l.skipped += len(tail) - len(keep)
+		if l.skipped == 0 {
+			l.skipped = 1 // the live output was full: it restarts whatever comes
+		}
+		l.pending = append(append(l.pending[:0:0], keep...), l.pending...)
+		return "", 0, false, wait
 	}
 	if len(tail) > liveStep {
 		tail = tail[len(tail)-liveStep:]
@@ -90,7 +102,7 @@ func (l *liveOutput) next(now time.Time) (delta string, offset int, whole bool) 
 	l.units = utf16Len(l.text)
 	l.skipped = 0
 	l.whole = now
-	return "", 0, true
+	return "", 0, true, 0
 }
 
 func lastRuneStart(b []byte) int {

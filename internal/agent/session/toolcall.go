@@ -150,14 +150,21 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	var mu sync.Mutex
 	var latest tool.Progress
 	var live liveOutput
-	changed := false // the title or metadata changed since the last announcement
-	updates := newCoalescer(s.updateEvery, func() {
+	changed := false      // the title or metadata changed since the last announcement
+	var again *time.Timer // asks for the announcement that live.next held back
+	var updates *coalescer
+	updates = newCoalescer(s.updateEvery, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if p.State.Status != "running" {
 			return
 		}
-		delta, offset, whole := live.next(time.Now())
+		delta, offset, whole, after := live.next(time.Now())
+		if after > 0 && again == nil {
+			again = time.AfterFunc(after, func() {
+				updates.Add(func() { again = nil })
+			})
+		}
 		st := *p.State
 		st.Title, st.Metadata = latest.Title, latest.Metadata
 		if live.on {
@@ -193,6 +200,11 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 		ParentSessionID: parentID, RootSessionID: rootID,
 	})
 	updates.Close()
+	updates.Do(func() {
+		if again != nil {
+			again.Stop()
+		}
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if err != nil {
