@@ -34,6 +34,7 @@ type liveOutput struct {
 	skipped int    // bytes printed before pending that will never be announced
 
 	whole time.Time // when the whole part was last announced
+	owed  bool      // deltas went out since then: the whole part follows within liveWholeEvery
 }
 
 // add folds in what a tool printed since its previous Progress.
@@ -52,8 +53,8 @@ func (l *liveOutput) add(out string, skipped int) {
 
 // next decides the announcement of what waits: a delta (with its offset) to append, and whether
 // the whole part goes out too (after the delta), carrying the live output l.text. A restart goes
-// out at most once per liveWholeEvery, so that a flood costs a step a second; one held back
-// returns after, the time to ask again.
+// out at most once per liveWholeEvery, so that a flood costs a step a second, and the whole part
+// follows deltas within liveWholeEvery; after, when set, is when to ask again for what is held back.
 func (l *liveOutput) next(now time.Time) (delta string, offset int, whole bool, after time.Duration) {
 	n := len(l.pending)
 	if s := lastRuneStart(l.pending); n > 0 && !utf8.FullRune(l.pending[s:]) {
@@ -62,17 +63,27 @@ func (l *liveOutput) next(now time.Time) (delta string, offset int, whole bool, 
 	chunk := strings.ToValidUTF8(string(l.pending[:n]), "\uFFFD")
 	l.pending = l.pending[:copy(l.pending, l.pending[n:])]
 	if l.skipped == 0 && len(chunk) <= liveStep && len(l.text)+len(chunk) <= liveCap {
+		wait := liveWholeEvery - now.Sub(l.whole)
 		if chunk == "" {
-			return "", 0, false, 0
+			if !l.owed {
+				return "", 0, false, 0
+			}
+			if wait > 0 {
+				return "", 0, false, wait
+			}
+			l.whole, l.owed = now, false
+			return "", 0, true, 0
 		}
 		offset = l.units
 		l.text += chunk
 		l.units += utf16Len(chunk)
-		whole = now.Sub(l.whole) >= liveWholeEvery
-		if whole {
-			l.whole = now
+		if wait > 0 {
+			// The whole part follows within the second, even if nothing more is printed.
+			l.owed = true
+			return chunk, offset, false, wait
 		}
-		return chunk, offset, whole, 0
+		l.whole, l.owed = now, false
+		return chunk, offset, true, 0
 	}
 	// Too much to append: the live output restarts as the marker and the newest whole lines.
 	tail := chunk
@@ -101,7 +112,7 @@ func (l *liveOutput) next(now time.Time) (delta string, offset int, whole bool, 
 	l.text = liveMarker + tail
 	l.units = utf16Len(l.text)
 	l.skipped = 0
-	l.whole = now
+	l.whole, l.owed = now, false
 	return "", 0, true, 0
 }
 

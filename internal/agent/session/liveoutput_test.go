@@ -15,16 +15,32 @@ func TestLiveOutput(t *testing.T) {
 			out       string
 			at        time.Duration
 			wantWhole bool
-		}{{"a😀\n", 0, true}, {"b\n", 40 * time.Millisecond, false}, {"c\n", time.Second, true}} {
+			wantAfter time.Duration
+		}{
+			{"a😀\n", 0, true, 0},
+			{"b\n", 40 * time.Millisecond, false, 960 * time.Millisecond},
+			{"c\n", time.Second, true, 0},
+			{"d\n", 1100 * time.Millisecond, false, 900 * time.Millisecond},
+		} {
 			l.add(w.out, 0)
 			delta, offset, whole, after := l.next(t0.Add(w.at))
-			if delta != w.out || offset != utf16Len(client) || whole != w.wantWhole || after != 0 {
+			if delta != w.out || offset != utf16Len(client) || whole != w.wantWhole || after != w.wantAfter {
 				t.Fatalf("write %d: delta %q at %d, whole %v, after %s", i, delta, offset, whole, after)
 			}
 			client += delta
 		}
 		if client != l.text {
 			t.Fatalf("the client holds %q, the part %q", client, l.text)
+		}
+		// Nothing more is printed: the whole part, owed since "d", goes out a second after the last.
+		if _, _, whole, after := l.next(t0.Add(1500 * time.Millisecond)); whole || after != 500*time.Millisecond {
+			t.Fatalf("before the second: whole %v, after %s", whole, after)
+		}
+		if _, _, whole, after := l.next(t0.Add(2 * time.Second)); !whole || after != 0 {
+			t.Fatalf("at the second: whole %v, after %s", whole, after)
+		}
+		if _, _, whole, after := l.next(t0.Add(5 * time.Second)); whole || after != 0 {
+			t.Fatalf("nothing owed: whole %v, after %s", whole, after)
 		}
 	})
 	t.Run("a character split across two reads goes out whole with the second", func(t *testing.T) {
