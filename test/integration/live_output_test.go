@@ -3,6 +3,8 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -123,5 +125,49 @@ func TestAClientFollowingTheEventStreamHoldsACommandsWholeOutput(t *testing.T) {
 	}
 	if c.deltas == 0 || c.output != want.String() || c.final["output"] != want.String() {
 		t.Fatalf("%d deltas; the final output %q", c.deltas, c.output)
+	}
+}
+
+func TestAClientLoadingASessionMidCommandGetsTheOutputSoFar(t *testing.T) {
+	td := startTandem(t, setup{config: `{"permission": {"bash": "allow"}}`})
+	sid := td.newSession(t)
+	events := td.subscribe(t)
+	td.promptAsync(t, sid, "run: echo loaded-first; until [ -f release ]; do sleep 0.02; done; echo loaded-second")
+	events.waitFor(t, "the first line on the stream", func(e event) bool {
+		if p, ok := e.part(); ok && p.State != nil && p.State.Status == "running" {
+			out, _ := p.State.Metadata["output"].(string)
+			return strings.Contains(out, "loaded-first")
+		}
+		return e.Type == api.EventPartDelta && strings.Contains(string(e.Properties), "loaded-first")
+	})
+	// The listing shows the running part with the output announced so far.
+	var listed []struct {
+		Parts []struct {
+			Type  string `json:"type"`
+			State *struct {
+				Status   string         `json:"status"`
+				Metadata map[string]any `json:"metadata"`
+			} `json:"state"`
+		} `json:"parts"`
+	}
+	td.call(t, "GET", "/session/"+sid+"/message", "", 200, &listed)
+	found := false
+	for _, m := range listed {
+		for _, p := range m.Parts {
+			if p.Type == "tool" && p.State != nil && p.State.Status == "running" {
+				found = p.State.Metadata["output"] == "loaded-first\n"
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("GET /session/{id}/message mid-command: %+v", listed)
+	}
+	if err := os.WriteFile(filepath.Join(td.project, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	events.waitFor(t, "the turn's end", idle(sid))
+	parts := toolParts(td.messages(t, sid))
+	if len(parts) != 1 || parts[0].State.Status != "completed" || parts[0].State.Metadata["output"] != "loaded-first\nloaded-second\n" {
+		t.Fatalf("the finished part: %+v", parts)
 	}
 }

@@ -180,7 +180,11 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 			changed = false
 			s.publishPart(dir, p)
 		}
+		if live.on {
+			s.live.setTool(p) // a listing shows what was announced
+		}
 	})
+	defer s.live.removeTool(sess.ID, p.ID)
 	progress := func(pr tool.Progress) {
 		updates.Add(func() {
 			if pr.Title != "" || pr.Metadata != nil {
