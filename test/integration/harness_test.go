@@ -296,6 +296,7 @@ type event struct {
 	Type       string          `json:"type"`
 	Properties json.RawMessage `json:"properties"`
 	at         time.Time       // when the client read it
+	wire       int             // bytes of /event since the previous event's data line, this one's included
 }
 
 // sessionID is properties.sessionID, when there is one.
@@ -404,14 +405,16 @@ func (s *stream) read(body io.ReadCloser) {
 	defer body.Close()
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	wire := 0
 	for sc.Scan() {
+		wire += len(sc.Bytes()) + 1
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
 		if !ok {
 			continue
 		}
 		var e event
 		err := json.Unmarshal([]byte(data), &e)
-		e.at = time.Now()
+		e.at, e.wire, wire = time.Now(), wire, 0
 		s.mu.Lock()
 		if err != nil {
 			s.err = fmt.Errorf("undecodable frame %q: %w", data, err)
