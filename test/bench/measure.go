@@ -25,12 +25,6 @@ type figures map[string]sample
 // put records a figure with the load average of the moment.
 func (f figures) put(key string, v float64) { f[key] = sample{v: v, load: loadAverage(), ok: true} }
 
-// value is a figure's value, and false when it was not taken.
-func (f figures) value(key string) (float64, bool) {
-	s, ok := f[key]
-	return s.v, ok && s.ok
-}
-
 const mb = 1 << 20
 
 // measure starts t (several times, for the start figure), takes every figure that applies to it,

@@ -23,7 +23,7 @@ func rows(sz sizes, res *results) []row {
 	}
 	n := func(v int) string { return thousands(float64(v)) }
 	out := []row{
-		{"first_start", "first start → first 200 (fresh directories; OpenCode installs its plugin then)", "ms", false},
+		{"first_start", "first start → first 200 (fresh directories)", "ms", false},
 		{"start", fmt.Sprintf("start → first 200 (median of %s on the same directories)", plural(sz.starts, "start")), "ms", false},
 		{"pss_idle", "idle memory, PSS of the process tree", "MB", false},
 		{"pss_prompts", fmt.Sprintf("memory after %s prompts (PSS of the tree)", n(min(100, sz.prompts))), "MB", false},
@@ -116,6 +116,7 @@ type figureJSON struct {
 // ratioJSON is tandem's figure ÷ the other's, paired by round; Refused says why it is not printed.
 type ratioJSON struct {
 	comparison
+	Printed bool   `json:"printed"`
 	Refused string `json:"refused,omitempty"`
 }
 
@@ -130,10 +131,10 @@ func (rep *report) build() {
 		if r.unit != "×" {
 			td := rep.res.values(tandemKind, r.key)
 			if c, ok := compare(td, rep.res.values(opencodeKind, r.key)); ok {
-				f.VsOpenCode = &ratioJSON{comparison: c, Refused: c.why.note()}
+				f.VsOpenCode = &ratioJSON{comparison: c, Printed: c.why == printed, Refused: c.why.note()}
 			}
 			if c, ok := compare(td, rep.res.values(limitKind, r.key)); ok {
-				f.VsLimit = &ratioJSON{comparison: c, Refused: c.why.note()}
+				f.VsLimit = &ratioJSON{comparison: c, Printed: c.why == printed, Refused: c.why.note()}
 			}
 		}
 		rep.Figures = append(rep.Figures, f)
