@@ -152,6 +152,10 @@ func run(ctx context.Context, log *slog.Logger, out io.Writer, o options) error 
 	if err != nil {
 		return err
 	}
+	if in, ok := ephemeralOverlap(o.ports); ok {
+		log.Warn("-ports lies in the kernel's range of source ports: an outgoing connection may take a port before a server binds it, and that start is then tried again on the next port (a range outside net.ipv4.ip_local_port_range avoids it)",
+			"overlap", fmt.Sprintf("%d-%d", in.lo, in.hi))
+	}
 	ports := &portPool{r: o.ports}
 	ln, err := ports.listen()
 	if err != nil {

@@ -141,3 +141,43 @@ func thisMachine(now time.Time) machine {
 	}
 	return m
 }
+
+// listening says whether a TCP socket listens on port, from /proc/net/tcp and tcp6 (state 0A is
+// LISTEN); true when neither can be read, so a system without them only loses the check.
+func listening(port int) bool {
+	suffix := fmt.Sprintf(":%04X", port)
+	readable := false
+	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		raw, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		readable = true
+		for line := range strings.SplitSeq(string(raw), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 3 && f[3] == "0A" && strings.HasSuffix(f[1], suffix) {
+				return true
+			}
+		}
+	}
+	return !readable
+}
+
+// ephemeralOverlap is the part of r inside the kernel's range of source ports for outgoing
+// connections (/proc/sys/net/ipv4/ip_local_port_range), or false.
+func ephemeralOverlap(r portRange) (portRange, bool) {
+	raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil || r.lo == 0 {
+		return portRange{}, false
+	}
+	f := strings.Fields(string(raw))
+	if len(f) != 2 {
+		return portRange{}, false
+	}
+	lo, err1 := strconv.Atoi(f[0])
+	hi, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || r.hi < lo || r.lo > hi {
+		return portRange{}, false
+	}
+	return portRange{max(r.lo, lo), min(r.hi, hi)}, true
+}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,5 +108,20 @@ func TestParentOfReadsPastACommandNameWithParentheses(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("parentOf(%d) = %d, %v; want %d", cmd.Process.Pid, pp, err, self)
 		}
+	}
+}
+
+func TestListeningSeesAListenerAndNotAClosedPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if !listening(port) {
+		t.Fatalf("listening(%d) = false with a listener open", port)
+	}
+	ln.Close()
+	if listening(port) {
+		t.Fatalf("listening(%d) = true after the listener closed", port)
 	}
 }

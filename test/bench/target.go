@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -213,6 +214,23 @@ func (t *target) env() []string {
 // Each poll uses a new connection with a short timeout: OpenCode never answers connections
 // accepted in its first few hundred milliseconds.
 func (t *target) launch(ctx context.Context) (time.Duration, error) {
+	var err error
+	for range 3 {
+		var d time.Duration
+		if d, err = t.launchOnce(ctx); !errors.Is(err, errExited) {
+			return d, err
+		}
+		// Another process may have taken the port between the pool's check and the server's
+		// bind; a server that fails for another reason fails three times.
+		t.halt()
+	}
+	return 0, err
+}
+
+// errExited is a server exiting before its first 200.
+var errExited = errors.New("exited before it answered")
+
+func (t *target) launchOnce(ctx context.Context) (time.Duration, error) {
 	port, err := t.ports.take()
 	if err != nil {
 		return 0, err
@@ -250,10 +268,17 @@ func (t *target) launch(ctx context.Context) (time.Duration, error) {
 	for time.Now().Before(deadline) {
 		select {
 		case <-t.done:
-			return 0, fmt.Errorf("%s exited before it answered: %s", t.name, t.output)
+			return 0, fmt.Errorf("%s %w: %s", t.name, errExited, t.output)
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		default:
+		}
+		// No connection before the port has a listener: a connection to a port nobody listens on
+		// can connect to itself when the kernel picks that same port as its source (the port is
+		// in the ephemeral range), and then holds the port the server is about to bind.
+		if !listening(port) {
+			time.Sleep(2 * time.Millisecond)
+			continue
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, t.base+"/global/health", nil)
 		t.authorize(req)
