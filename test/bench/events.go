@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,6 +22,7 @@ type event struct {
 	Type       string          `json:"type"`
 	Properties json.RawMessage `json:"properties"`
 	at         time.Time
+	read       int64 // the stream's bytes read up to and including this frame
 }
 
 // stream is one client of GET /event whose frames arrive, decoded, on a channel.
@@ -29,6 +31,9 @@ type stream struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	debug  bool // BENCH_DEBUG=1: print every event waited through to stderr
+	// read counts the bytes of every data line read (the frames' JSON, with "data: " and the
+	// newline), for what a client downloads.
+	read atomic.Int64
 }
 
 func subscribe(ctx context.Context, t *target) (*stream, error) {
@@ -61,7 +66,7 @@ func subscribe(ctx context.Context, t *target) (*stream, error) {
 			if !ok {
 				continue
 			}
-			e := event{at: time.Now()}
+			e := event{at: time.Now(), read: s.read.Add(int64(len(sc.Bytes()) + 1))}
 			if json.Unmarshal(data, &e) != nil {
 				continue
 			}
@@ -203,7 +208,7 @@ func permissionRoundTrip(ctx context.Context, t *target, n int) ([]time.Duration
 
 // fanOut connects n raw-socket clients to GET /event and, rounds times, sends POST /session and
 // times how long until every client has read the session.created frame it publishes. It returns
-// those times and the server's RSS growth from the connected clients.
+// those times and the growth of the server's process-tree PSS from the connected clients.
 func fanOut(ctx context.Context, t *target, n, rounds int) ([]time.Duration, int64, error) {
 	host := strings.TrimPrefix(t.base, "http://")
 	request := "GET /event HTTP/1.1\r\nHost: " + host + "\r\n"
@@ -211,7 +216,7 @@ func fanOut(ctx context.Context, t *target, n, rounds int) ([]time.Duration, int
 		request += "Authorization: " + t.auth + "\r\n"
 	}
 	request += "\r\n"
-	before, err := t.rss()
+	before, err := t.pss()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -259,7 +264,7 @@ func fanOut(ctx context.Context, t *target, n, rounds int) ([]time.Duration, int
 		}
 	}
 	time.Sleep(500 * time.Millisecond)
-	after, err := t.rss()
+	after, err := t.pss()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -280,4 +285,41 @@ func fanOut(ctx context.Context, t *target, n, rounds int) ([]time.Duration, int
 		time.Sleep(50 * time.Millisecond)
 	}
 	return times, after - before, nil
+}
+
+// toolOutputBytes sends one prompt that runs `seq 1 n` (approving it when the server asks) and
+// returns how many bytes of /event frames a client read from the prompt until the session went
+// idle: what streaming a long tool output costs every connected client.
+func toolOutputBytes(ctx context.Context, t *target, n int) (int64, error) {
+	sid, err := t.newSession(ctx)
+	if err != nil {
+		return 0, err
+	}
+	s, err := subscribe(ctx, t)
+	if err != nil {
+		return 0, err
+	}
+	defer s.close()
+	if _, err := s.waitFor(ctx, "server.connected", 10*time.Second, func(e event) bool { return e.Type == "server.connected" }); err != nil {
+		return 0, err
+	}
+	s.drain()
+	before := s.read.Load()
+	if _, err := t.call(ctx, http.MethodPost, "/session/"+sid+"/prompt_async", promptBody(fmt.Sprintf("run: seq 1 %d", n)), http.StatusNoContent); err != nil {
+		return 0, err
+	}
+	for {
+		e, err := s.waitFor(ctx, "the session going idle", 2*time.Minute, func(e event) bool {
+			return e.Type == "permission.asked" && e.props().SessionID == sid || idleEvent(sid)(e)
+		})
+		if err != nil {
+			return 0, err
+		}
+		if e.Type != "permission.asked" {
+			return e.read - before, nil
+		}
+		if _, err := t.call(ctx, http.MethodPost, "/permission/"+e.props().ID+"/reply", `{"reply":"once"}`, http.StatusOK); err != nil {
+			return 0, err
+		}
+	}
 }

@@ -13,10 +13,17 @@ import (
 	"time"
 )
 
-// figures are one server's measurements, by row key (see rows).
-type figures map[string]float64
+// sample is one run of one figure: its value and the 1-minute load average when it was taken.
+type sample struct {
+	v, load float64
+	ok      bool
+}
 
-type results map[kind]figures
+// figures are one server's measurements in one round, by row key (see rows).
+type figures map[string]sample
+
+// put records a figure with the load average of the moment.
+func (f figures) put(key string, v float64) { f[key] = sample{v: v, load: loadAverage(), ok: true} }
 
 const mb = 1 << 20
 
@@ -24,28 +31,36 @@ const mb = 1 << 20
 // and leaves it running for the caller to stop.
 func measure(ctx context.Context, log *slog.Logger, t *target, sz sizes, work string) (figures, error) {
 	f := figures{}
+	if err := t.prepare(work); err != nil {
+		return nil, err
+	}
+	// The first start in fresh directories is reported apart: OpenCode installs its plugin package
+	// then (from the dead registry, which refuses it). The later starts reuse the directories.
+	d, err := t.launch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.put("first_start", ms(d))
 	var starts []time.Duration
-	for i := range sz.starts {
-		if i > 0 {
-			t.stop()
-		}
-		d, err := t.start(ctx, work)
+	for range sz.starts {
+		t.halt()
+		d, err := t.launch(ctx)
 		if err != nil {
 			return nil, err
 		}
 		starts = append(starts, d)
 	}
-	f["start"] = median(starts)
+	f.put("start", median(starts))
 	// OpenCode sets up a directory's instance on the first request for it.
 	if _, err := t.call(ctx, http.MethodGet, "/session", "", http.StatusOK); err != nil {
 		return nil, err
 	}
 	time.Sleep(time.Second)
-	rss, err := t.rss()
+	pss, err := t.pss()
 	if err != nil {
 		return nil, err
 	}
-	f["rss_idle"] = float64(rss) / mb
+	f.put("pss_idle", float64(pss)/mb)
 
 	sessions := 0
 	var sid string
@@ -66,10 +81,13 @@ func measure(ctx context.Context, log *slog.Logger, t *target, sz sizes, work st
 	if err != nil {
 		return nil, err
 	}
-	f["get_med"], f["get_p99"] = median(times), quantile(times, 0.99)
-	if f["load"], err = throughput(ctx, t, "/session?limit=10", 4, sz.load); err != nil {
+	f.put("get_med", median(times))
+	f.put("get_p99", quantile(times, 0.99))
+	rate, err := throughput(ctx, t, "/session?limit=10", 4, sz.load)
+	if err != nil {
 		return nil, err
 	}
+	f.put("load", rate)
 
 	if t.kind != limitKind {
 		log.Info("prompts in one session", "server", t.name, "prompts", sz.prompts)
@@ -82,7 +100,7 @@ func measure(ctx context.Context, log *slog.Logger, t *target, sz sizes, work st
 			if err != nil {
 				return nil, err
 			}
-			f[p.key] = median(times)
+			f.put(p.key, median(times))
 		}
 		log.Info("permission round trips", "server", t.name)
 		times, err := permissionRoundTrip(ctx, t, sz.permissions)
@@ -90,7 +108,14 @@ func measure(ctx context.Context, log *slog.Logger, t *target, sz sizes, work st
 			return nil, fmt.Errorf("permission round trip: %w", err)
 		}
 		sessions++
-		f["permission"] = median(times)
+		f.put("permission", median(times))
+		log.Info("tool output on /event", "server", t.name, "command", fmt.Sprintf("seq 1 %d", sz.seq))
+		n, err := toolOutputBytes(ctx, t, sz.seq)
+		if err != nil {
+			return nil, fmt.Errorf("tool output bytes: %w", err)
+		}
+		sessions++
+		f.put("tool_bytes", float64(n)/1e3)
 	}
 
 	log.Info("SSE fan-out", "server", t.name, "clients", sz.sseClients)
@@ -99,13 +124,13 @@ func measure(ctx context.Context, log *slog.Logger, t *target, sz sizes, work st
 		return nil, fmt.Errorf("SSE fan-out: %w", err)
 	}
 	sessions += sz.sseRounds
-	f["sse"] = median(fan)
+	f.put("sse", median(fan))
 	if grew >= 0 {
-		f["sse_rss"] = float64(grew) / mb
+		f.put("sse_pss", float64(grew)/mb)
 	} else {
 		// The server gave memory back while the clients connected (OpenCode's garbage collector
 		// does, after the prompts): what the clients cost is hidden in that, so it is not shown.
-		log.Warn("SSE fan-out: the server's RSS fell while the clients connected; the RSS they added is not shown",
+		log.Warn("SSE fan-out: the server's memory fell while the clients connected; the memory they added is not shown",
 			"server", t.name, "fell_mb", float64(-grew)/mb)
 	}
 
@@ -124,7 +149,7 @@ func measure(ctx context.Context, log *slog.Logger, t *target, sz sizes, work st
 		rates = append(rates, rate)
 	}
 	slices.Sort(rates)
-	f["pty"] = rates[len(rates)/2]
+	f.put("pty", rates[len(rates)/2])
 
 	if t.kind != limitKind {
 		perSession := time.Duration(0)
@@ -146,20 +171,31 @@ func measure(ctx context.Context, log *slog.Logger, t *target, sz sizes, work st
 			if err != nil {
 				return nil, err
 			}
-			rss, err := t.rss()
+			pss, err := t.pss()
 			if err != nil {
 				return nil, err
 			}
 			key := strconv.Itoa(level)
-			f["list@"+key], f["rss@"+key] = median(times), float64(rss)/mb
+			f.put("list@"+key, median(times))
+			f.put("pss@"+key, float64(pss)/mb)
 			if len(creates) > 0 {
-				f["create@"+key] = median(creates)
-				perSession = time.Duration(f["create@"+key] * float64(time.Millisecond))
+				f.put("create@"+key, median(creates))
+				perSession = time.Duration(median(creates) * float64(time.Millisecond))
 			}
+			// A restart reads what is stored: the time from starting the process again on the same
+			// directories to its first 200.
+			t.halt()
+			d, err := t.launch(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("restart with %d sessions: %w", level, err)
+			}
+			f.put("restart@"+key, ms(d))
 		}
 	}
 	return f, nil
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // measurePrompts sends sz.prompts prompts, one after another, to one session and records the time
 // of each POST /session/{id}/message (the whole turn), the RSS after the 100th, and the number of
@@ -173,19 +209,21 @@ func measurePrompts(ctx context.Context, t *target, sz sizes, sid string, f figu
 		}
 		times = append(times, time.Since(start))
 		if i+1 == min(100, sz.prompts) {
-			rss, err := t.rss()
+			pss, err := t.pss()
 			if err != nil {
 				return err
 			}
-			f["rss_prompts"] = float64(rss) / mb
+			f.put("pss_prompts", float64(pss)/mb)
 		}
 	}
-	f["prompt_first"], f["prompt_last"] = median(times[:sz.window]), median(times[len(times)-sz.window:])
-	f["prompt_growth"] = f["prompt_last"] / f["prompt_first"]
+	first, last := median(times[:sz.window]), median(times[len(times)-sz.window:])
+	f.put("prompt_first", first)
+	f.put("prompt_last", last)
+	f.put("prompt_growth", last/first)
 	var all []json.RawMessage
 	if err := t.callJSON(ctx, http.MethodGet, "/session/"+sid+"/message", "", &all); err != nil {
 		return err
 	}
-	f["messages"] = float64(len(all))
+	f.put("messages", float64(len(all)))
 	return nil
 }

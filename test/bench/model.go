@@ -27,11 +27,8 @@ type scriptedModel struct {
 	calls atomic.Int64
 }
 
-func startModel() (*scriptedModel, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
+// startModel serves the model on ln until close.
+func startModel(ln net.Listener) *scriptedModel {
 	m := &scriptedModel{ln: ln}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", m.complete)
@@ -41,7 +38,7 @@ func startModel() (*scriptedModel, error) {
 	})
 	m.srv = &http.Server{Handler: mux}
 	go func() { _ = m.srv.Serve(ln) }()
-	return m, nil
+	return m
 }
 
 // baseURL is what OPENAI_BASE_URL (tandem) or the provider's baseURL (OpenCode) is set to.

@@ -30,6 +30,16 @@ const (
 	opencodeKind
 )
 
+func (k kind) String() string {
+	switch k {
+	case tandemKind:
+		return "tandem"
+	case opencodeKind:
+		return "opencode"
+	}
+	return "limit"
+}
+
 const benchPassword = "bench-secret-7f3a"
 
 // target is one server under test, run as its own process on loopback with its own HOME, XDG
@@ -39,6 +49,10 @@ type target struct {
 	kind  kind
 	bin   string // the executable; for the limit server, this program
 	model *scriptedModel
+	ports *portPool
+	// registry is the dead npm registry OpenCode is pointed at (its plugin install must not reach
+	// the network, nor time a download).
+	registry string
 
 	root, project string
 	port          int
@@ -70,8 +84,36 @@ func (c *capped) String() string {
 	return c.buf.String()
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// portPool hands out loopback ports: ephemeral ones, or with -ports the next free one of the range,
+// round and round.
+type portPool struct {
+	r    portRange
+	next int
+}
+
+// listen opens a listener on the next free port.
+func (p *portPool) listen() (net.Listener, error) {
+	if p.r.lo == 0 {
+		return net.Listen("tcp", "127.0.0.1:0")
+	}
+	if p.next < p.r.lo || p.next > p.r.hi {
+		p.next = p.r.lo
+	}
+	for range p.r.hi - p.r.lo + 1 {
+		port := p.next
+		if p.next++; p.next > p.r.hi {
+			p.next = p.r.lo
+		}
+		if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			return ln, nil
+		}
+	}
+	return nil, fmt.Errorf("%w (%d-%d)", errNoPort, p.r.lo, p.r.hi)
+}
+
+// take is a port that was free a moment ago, for a server to listen on.
+func (p *portPool) take() (int, error) {
+	ln, err := p.listen()
 	if err != nil {
 		return 0, err
 	}
@@ -132,6 +174,18 @@ func (t *target) prepare(parent string) error {
 		if err := os.WriteFile(filepath.Join(dir, "opencode.json"), b, 0o644); err != nil {
 			return err
 		}
+		// Every place npm and Bun (which OpenCode runs to install its plugin package) read a
+		// registry from names the dead one, besides the environment (see env).
+		npmrc := []byte("registry=" + t.registry + "\n")
+		bunfig := []byte("[install]\nregistry = \"" + t.registry + "\"\n")
+		for path, content := range map[string][]byte{
+			"home/.npmrc": npmrc, "home/.config/opencode/.npmrc": npmrc, "project/.npmrc": npmrc,
+			"home/.bunfig.toml": bunfig, "home/.config/.bunfig.toml": bunfig, "home/.config/opencode/bunfig.toml": bunfig,
+		} {
+			if err := os.WriteFile(filepath.Join(root, path), content, 0o644); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -149,19 +203,35 @@ func (t *target) env() []string {
 			"OPENAI_API_KEY=sk-bench", "TANDEM_MODEL=openai/scripted")
 	case opencodeKind:
 		env = append(env, "OPENCODE_SERVER_PASSWORD="+benchPassword, "OPENCODE_DISABLE_AUTOUPDATE=true",
-			"OPENCODE_DISABLE_MODELS_FETCH=true", "OPENCODE_DISABLE_LSP_DOWNLOAD=true")
+			"OPENCODE_DISABLE_MODELS_FETCH=true", "OPENCODE_DISABLE_LSP_DOWNLOAD=true",
+			"npm_config_registry="+t.registry, "NPM_CONFIG_REGISTRY="+t.registry, "BUN_CONFIG_REGISTRY="+t.registry)
 	}
 	return env
 }
 
-// start prepares a fresh root, starts the process and returns the time from starting it to the
-// first 200 from GET /global/health. Each poll uses a new connection with a short timeout: OpenCode
-// never answers connections accepted in its first few hundred milliseconds.
-func (t *target) start(ctx context.Context, parent string) (time.Duration, error) {
-	if err := t.prepare(parent); err != nil {
-		return 0, err
+// launch starts the process on the prepared root (again, after halt: on what the last run stored)
+// on a new port and returns the time from starting it to the first 200 from GET /global/health.
+// Each poll uses a new connection with a short timeout: OpenCode never answers connections
+// accepted in its first few hundred milliseconds.
+func (t *target) launch(ctx context.Context) (time.Duration, error) {
+	var err error
+	for range 3 {
+		var d time.Duration
+		if d, err = t.launchOnce(ctx); !errors.Is(err, errExited) {
+			return d, err
+		}
+		// Another process may have taken the port between the pool's check and the server's
+		// bind; a server that fails for another reason fails three times.
+		t.halt()
 	}
-	port, err := freePort()
+	return 0, err
+}
+
+// errExited is a server exiting before its first 200.
+var errExited = errors.New("exited before it answered")
+
+func (t *target) launchOnce(ctx context.Context) (time.Duration, error) {
+	port, err := t.ports.take()
 	if err != nil {
 		return 0, err
 	}
@@ -198,10 +268,17 @@ func (t *target) start(ctx context.Context, parent string) (time.Duration, error
 	for time.Now().Before(deadline) {
 		select {
 		case <-t.done:
-			return 0, fmt.Errorf("%s exited before it answered: %s", t.name, t.output)
+			return 0, fmt.Errorf("%s %w: %s", t.name, errExited, t.output)
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		default:
+		}
+		// No connection before the port has a listener: a connection to a port nobody listens on
+		// can connect to itself when the kernel picks that same port as its source (the port is
+		// in the ephemeral range), and then holds the port the server is about to bind.
+		if !listening(port) {
+			time.Sleep(2 * time.Millisecond)
+			continue
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, t.base+"/global/health", nil)
 		t.authorize(req)
@@ -217,8 +294,17 @@ func (t *target) start(ctx context.Context, parent string) (time.Duration, error
 	return 0, fmt.Errorf("%s gave no 200 within 60 s: %s", t.name, t.output)
 }
 
-// stop ends the process (SIGTERM, then SIGKILL after 5 s) and removes its root.
+// stop ends the process and removes its root.
 func (t *target) stop() {
+	t.halt()
+	if t.root != "" {
+		_ = os.RemoveAll(t.root)
+	}
+	t.root = ""
+}
+
+// halt ends the process group (SIGTERM, then SIGKILL after 5 s) and keeps its root.
+func (t *target) halt() {
 	if t.cmd != nil && t.cmd.Process != nil {
 		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGTERM)
 		select {
@@ -231,10 +317,7 @@ func (t *target) stop() {
 	if t.client != nil {
 		t.client.CloseIdleConnections()
 	}
-	if t.root != "" {
-		_ = os.RemoveAll(t.root)
-	}
-	t.cmd, t.root = nil, ""
+	t.cmd = nil
 }
 
 func (t *target) authorize(req *http.Request) {
@@ -243,19 +326,10 @@ func (t *target) authorize(req *http.Request) {
 	}
 }
 
-// rss is the process's resident set size in bytes.
-func (t *target) rss() (int64, error) {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(t.cmd.Process.Pid) + "/status")
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, errors.New("no VmRSS in /proc/PID/status")
+// pss is the proportional set size of the server's whole process tree, in bytes (see treePSS).
+func (t *target) pss() (int64, error) {
+	total, _, err := treePSS(t.cmd.Process.Pid)
+	return total, err
 }
 
 // call sends one request over the keep-alive client and checks the status.
