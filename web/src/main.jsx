@@ -160,7 +160,8 @@ function App() {
         <Toasts />
       </>
     );
-  if (state.auth === 'unknown') return <div class="center muted boot">Connecting…</div>;
+  // Until sign-in is known the HTML shell in index.html stays (it hides once #app has content).
+  if (state.auth === 'unknown') return null;
   const r = state.route;
   const inSessions = r.view === 'sessions' || r.view === 'session';
   return (

@@ -1,14 +1,28 @@
 // Shells over the PTY WebSocket. Each tab keeps its xterm and its byte
 // cursor, so a dropped connection resumes exactly where it stopped.
 import { useEffect, useRef } from 'preact/hooks';
-import { Terminal } from '@xterm/xterm';
 import { nextShellTitle, tabLabels } from './termnames.js';
-import { FitAddon } from '@xterm/addon-fit';
-import '@xterm/xterm/css/xterm.css';
 import { state, changed, navigate, reportError } from './store.js';
 import { post, del, enc } from './api.js';
 
 const encoder = new TextEncoder();
+
+let xterm = null;
+
+/**
+ * Loads xterm.js, which is most of the UI's code, only when a terminal is first shown, so that a
+ * phone on a slow link does not fetch and parse it before the inbox can be used.
+ */
+function loadXterm() {
+  xterm ||= Promise.all([import('@xterm/xterm'), import('@xterm/addon-fit'), import('@xterm/xterm/css/xterm.css')]).then(
+    ([x, f]) => ({ Terminal: x.Terminal, FitAddon: f.FitAddon }),
+    (e) => {
+      xterm = null; // a failed download is tried again next time
+      throw e;
+    },
+  );
+  return xterm;
+}
 
 function theme() {
   const dark = matchMedia('(prefers-color-scheme: dark)').matches;
@@ -18,7 +32,7 @@ function theme() {
 }
 
 class TermSession {
-  constructor(id) {
+  constructor(id, { Terminal, FitAddon }) {
     this.id = id;
     this.cursor = null; // byte offset of the next output byte we have not seen
     this.disposed = false;
@@ -139,10 +153,10 @@ class TermSession {
 
 const sessions = new Map();
 
-function termFor(id) {
+function termFor(id, lib) {
   let t = sessions.get(id);
   if (!t) {
-    t = new TermSession(id);
+    t = new TermSession(id, lib);
     sessions.set(id, t);
   }
   return t;
@@ -186,14 +200,23 @@ export function TerminalView({ visible, activeID }) {
   }
   useEffect(() => {
     if (!visible || !active || !host.current) return;
-    const t = termFor(active.id);
-    for (const other of sessions.values()) if (other !== t) other.el.style.display = 'none';
-    t.el.style.display = '';
-    t.attach(host.current);
-    t.term.focus();
-    const ro = new ResizeObserver(() => t.resize());
-    ro.observe(host.current);
-    return () => ro.disconnect();
+    let ro = null;
+    let cancelled = false;
+    loadXterm().then((lib) => {
+      if (cancelled || !host.current || !state.ptys[active.id]) return;
+      const t = termFor(active.id, lib);
+      for (const other of sessions.values()) if (other !== t) other.el.style.display = 'none';
+      t.el.style.display = '';
+      t.attach(host.current);
+      t.term.focus();
+      ro = new ResizeObserver(() => t.resize());
+      ro.observe(host.current);
+      changed();
+    }, reportError);
+    return () => {
+      cancelled = true;
+      ro?.disconnect();
+    };
   }, [visible, active?.id]);
   return (
     <div class="terminal-view" style={{ display: visible ? '' : 'none' }}>
