@@ -82,13 +82,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	setSecurityHeaders(w, r)
 	switch {
-	case r.URL.Path == "/" || r.URL.Path == "/index.html" || IsSharePage(r.URL.Path):
+	case r.URL.Path == "/" || r.URL.Path == "/index.html" || r.URL.Path == PairPage || IsSharePage(r.URL.Path):
 		if IsSharePage(r.URL.Path) {
 			// The link's token is in the path: never hand it to another site.
 			w.Header().Set("Referrer-Policy", "no-referrer")
 		}
 		cache := "no-cache" // revalidated, so a new build's asset names are seen at once
-		if IsSharePage(r.URL.Path) {
+		if IsSharePage(r.URL.Path) || r.URL.Path == PairPage {
 			cache = "no-store"
 		}
 		h.serveFile(w, r, "index.html", cache)
@@ -100,6 +100,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.notFound.ServeHTTP(w, r)
 	}
 }
+
+// PairPage is the page a pairing link opens (`tandem pair`): the UI posts the code from the
+// link's fragment to /auth/pair/redeem and lands on the inbox signed in.
+const PairPage = "/pair"
 
 // IsSharePage reports whether path is the page of a read-only link, /s/{token}: the UI opens it
 // in read-only mode, reading the session through /s/{token}/… with the token as its only key.

@@ -83,6 +83,10 @@ export function PushToggle() {
       .then((reg) => reg.pushManager.getSubscription())
       .then((sub) => setMode(Notification.permission === 'denied' ? 'denied' : sub ? 'on' : 'off'))
       .catch(() => setMode('off'));
+    // Notifications turned on elsewhere in the page (after pairing) light the bell too.
+    const on = () => setMode('on');
+    window.addEventListener('tandem:push', on);
+    return () => window.removeEventListener('tandem:push', on);
   }, []);
   if (mode === 'unsupported' || mode === 'unknown') return null;
   const title = {
