@@ -38,8 +38,8 @@ type Authority struct {
 	// pairings are the codes of pairing links (pairing.go), remembered for a day after they are
 	// issued so that a spent or expired one is refused with its reason.
 	pairings map[string]*pairing
-	revoked map[string]time.Time // nonces of sessions logged out before they expired -> expiry
-	failed  map[string]*failures // client address -> failed logins (LoginWait)
+	revoked  map[string]time.Time // nonces of sessions logged out before they expired -> expiry
+	failed   map[string]*failures // client address -> failed logins (LoginWait)
 }
 
 // TicketTTL is how long a one-time login link stays valid.
