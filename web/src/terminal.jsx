@@ -2,6 +2,7 @@
 // cursor, so a dropped connection resumes exactly where it stopped.
 import { useEffect, useRef } from 'preact/hooks';
 import { nextShellTitle, tabLabels } from './termnames.js';
+import { TermKeys, withCtrl } from './termkeys.jsx';
 import { state, changed, navigate, reportError } from './store.js';
 import { post, del, enc } from './api.js';
 
@@ -43,10 +44,21 @@ class TermSession {
     this.fit = new FitAddon();
     this.term.loadAddon(this.fit);
     this.opened = false;
+    this.ctrl = false; // the phone key row's Ctrl, waiting for the next key
     this.term.onData((d) => {
-      if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(d);
+      if (this.ctrl) {
+        this.ctrl = false;
+        d = withCtrl(d);
+        changed();
+      }
+      this.send(d);
     });
     this.connect();
+  }
+
+  /** Sends input to the shell, as typed. */
+  send(d) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(d);
   }
 
   attach(parent) {
@@ -239,6 +251,7 @@ export function TerminalView({ visible, activeID }) {
           + Terminal
         </button>
       </div>
+      {active && sessions.get(active.id) && <TermKeys session={sessions.get(active.id)} />}
       <div class="term-host" data-testid="terminal">
         {/* Hidden while no terminal is open: it fills the pane and would cover "Open a shell". */}
         <div class="term-inner" ref={host} hidden={!active} />
