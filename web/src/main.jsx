@@ -11,6 +11,7 @@ import { PermissionsView } from './permissions.jsx';
 import { SharedSession } from './share.jsx';
 import { ConfirmDialog } from './confirm.jsx';
 import { PairButton, PairedNotice, PairLanding } from './pair.jsx';
+import { OutageBanner } from './outage.jsx';
 
 const connLabel = {
   connecting: 'Connecting',
@@ -169,6 +170,7 @@ function App() {
   return (
     <div class={'app view-' + r.view + (state.pendingOpen && pending ? ' pending-open' : '')}>
       <Header pending={pending} />
+      <OutageBanner />
       <PairedNotice />
       <main>
         {inSessions && (

@@ -3,6 +3,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { nextShellTitle, tabLabels } from './termnames.js';
 import { TermKeys, withCtrl } from './termkeys.jsx';
+import { LostTerminals, closedByUser, trackTerminals } from './outage.jsx';
 import { state, changed, navigate, reportError } from './store.js';
 import { post, del, enc } from './api.js';
 
@@ -186,6 +187,7 @@ export async function newTerminal() {
 }
 
 async function closeTerminal(id) {
+  closedByUser(id);
   try {
     await del(`/pty/${enc(id)}`);
   } catch (e) {
@@ -203,6 +205,7 @@ export function TerminalView({ visible, activeID }) {
   const ptys = Object.values(state.ptys).sort((a, b) => (a.id < b.id ? -1 : 1));
   const active = ptys.find((p) => p.id === activeID) || ptys[0];
   const labels = tabLabels(ptys);
+  trackTerminals(ptys, labels);
   // Forget terminals whose PTY is gone.
   for (const id of [...sessions.keys()]) {
     if (!state.ptys[id]) {
@@ -252,6 +255,7 @@ export function TerminalView({ visible, activeID }) {
         </button>
       </div>
       {active && sessions.get(active.id) && <TermKeys session={sessions.get(active.id)} />}
+      <LostTerminals />
       <div class="term-host" data-testid="terminal">
         {/* Hidden while no terminal is open: it fills the pane and would cover "Open a shell". */}
         <div class="term-inner" ref={host} hidden={!active} />
