@@ -235,16 +235,18 @@ export function TerminalView({ visible, activeID }) {
   }, [visible, active?.id]);
   return (
     <div class="terminal-view" style={{ display: visible ? '' : 'none' }}>
-      <div class="tabs" role="tablist">
+      {/* Links between terminals, each with its Close button: a navigation, not an ARIA tab list (a tab
+          cannot hold a link and a button). */}
+      <nav class="tabs" aria-label="Terminals">
         {ptys.map((p) => {
           const t = sessions.get(p.id);
           return (
-            <div key={p.id} class={'tab' + (active && p.id === active.id ? ' active' : '')} role="tab" aria-selected={active && p.id === active.id} data-conn={t?.status || 'new'}>
-              <a href={`#/terminal/${p.id}`} title={[p.command, p.cwd].filter(Boolean).join(' in ')} data-testid="terminal-tab">
+            <div key={p.id} class={'tab' + (active && p.id === active.id ? ' active' : '')} data-conn={t?.status || 'new'}>
+              <a href={`#/terminal/${p.id}`} title={[p.command, p.cwd].filter(Boolean).join(' in ')} aria-current={active && p.id === active.id ? 'page' : undefined} data-testid="terminal-tab">
                 <span class={'dot ' + (p.status === 'exited' ? 'off' : t?.status === 'reconnecting' ? 'warn' : 'ok')} />
                 {labels[p.id]}
               </a>
-              <button class="ghost" aria-label="Close terminal" onClick={() => closeTerminal(p.id)}>
+              <button class="ghost" aria-label={`Close ${labels[p.id]}`} onClick={() => closeTerminal(p.id)}>
                 ✕
               </button>
             </div>
@@ -253,7 +255,7 @@ export function TerminalView({ visible, activeID }) {
         <button class="ghost" onClick={newTerminal} data-testid="new-terminal">
           + Terminal
         </button>
-      </div>
+      </nav>
       {active && sessions.get(active.id) && <TermKeys session={sessions.get(active.id)} />}
       <LostTerminals />
       <div class="term-host" data-testid="terminal">

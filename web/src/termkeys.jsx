@@ -21,10 +21,10 @@ function arrow(term, letter) {
 const keys = [
   { label: 'Esc', name: 'Escape', send: () => '\x1b' },
   { label: 'Tab', name: 'Tab', send: () => '\t' },
-  { label: '←', name: 'Left', send: (t) => arrow(t, 'D') },
-  { label: '↑', name: 'Up', send: (t) => arrow(t, 'A') },
-  { label: '↓', name: 'Down', send: (t) => arrow(t, 'B') },
-  { label: '→', name: 'Right', send: (t) => arrow(t, 'C') },
+  { label: '←', name: 'Left', aria: 'Left arrow', send: (t) => arrow(t, 'D') },
+  { label: '↑', name: 'Up', aria: 'Up arrow', send: (t) => arrow(t, 'A') },
+  { label: '↓', name: 'Down', aria: 'Down arrow', send: (t) => arrow(t, 'B') },
+  { label: '→', name: 'Right', aria: 'Right arrow', send: (t) => arrow(t, 'C') },
 ];
 
 export function TermKeys({ session }) {
@@ -46,14 +46,14 @@ export function TermKeys({ session }) {
   };
   return (
     <div class="term-keys" role="toolbar" aria-label="Terminal keys" data-testid="term-keys">
-      <button type="button" onMouseDown={keep} onClick={press(keys[0].send)} aria-label="Escape" data-key="Escape">
+      <button type="button" onMouseDown={keep} onClick={press(keys[0].send)} data-key="Escape">
         Esc
       </button>
-      <button type="button" class={session.ctrl ? 'held' : ''} onMouseDown={keep} onClick={toggleCtrl} aria-pressed={session.ctrl} aria-label="Control, for the next key" data-key="Ctrl">
+      <button type="button" class={session.ctrl ? 'held' : ''} onMouseDown={keep} onClick={toggleCtrl} aria-pressed={session.ctrl} title="Control, for the next key" data-key="Ctrl">
         Ctrl
       </button>
       {keys.slice(1).map((k) => (
-        <button type="button" key={k.name} onMouseDown={keep} onClick={press(k.send)} aria-label={k.name} data-key={k.name}>
+        <button type="button" key={k.name} onMouseDown={keep} onClick={press(k.send)} aria-label={k.aria} data-key={k.name}>
           {k.label}
         </button>
       ))}
