@@ -12,6 +12,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/tandem-dev/tandem/internal/base/contentcoding"
 )
 
 //go:embed all:dist
@@ -80,14 +82,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	setSecurityHeaders(w, r)
 	switch {
-	case r.URL.Path == "/" || r.URL.Path == "/index.html" || IsSharePage(r.URL.Path):
+	case r.URL.Path == "/" || r.URL.Path == "/index.html" || r.URL.Path == PairPage || IsSharePage(r.URL.Path):
 		if IsSharePage(r.URL.Path) {
 			// The link's token is in the path: never hand it to another site.
 			w.Header().Set("Referrer-Policy", "no-referrer")
 		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(h.index))
+		cache := "no-cache" // revalidated, so a new build's asset names are seen at once
+		if IsSharePage(r.URL.Path) || r.URL.Path == PairPage {
+			cache = "no-store"
+		}
+		h.serveFile(w, r, "index.html", cache)
 	case strings.HasPrefix(r.URL.Path, "/assets/"):
 		h.serveAsset(w, r)
 	case IsAppFile(r.URL.Path):
@@ -96,6 +100,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.notFound.ServeHTTP(w, r)
 	}
 }
+
+// PairPage is the page a pairing link opens (`tandem pair`): the UI posts the code from the
+// link's fragment to /auth/pair/redeem and lands on the inbox signed in.
+const PairPage = "/pair"
 
 // IsSharePage reports whether path is the page of a read-only link, /s/{token}: the UI opens it
 // in read-only mode, reading the session through /s/{token}/… with the token as its only key.
@@ -112,36 +120,68 @@ func IsAppFile(path string) bool {
 }
 
 func (h *handler) serveAppFile(w http.ResponseWriter, r *http.Request) {
-	name := strings.TrimPrefix(r.URL.Path, "/")
-	if !fs.ValidPath(name) || strings.HasSuffix(name, "/") {
+	h.serveFile(w, r, strings.TrimPrefix(r.URL.Path, "/"), "no-cache")
+}
+
+// serveAsset serves /assets/*: their names carry a content hash, so a name never changes meaning
+// and browsers may keep them for good.
+func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request) {
+	h.serveFile(w, r, strings.TrimPrefix(r.URL.Path, "/"), "public, max-age=31536000, immutable")
+}
+
+// encodings are the precompressed copies the build writes beside a file (web/compress.js), the
+// server's preference first.
+var encodings = []struct{ coding, suffix string }{{"br", ".br"}, {"gzip", ".gz"}}
+
+// serveFile serves the embedded file name, or the precompressed copy of it that the request's
+// Accept-Encoding prefers, with Content-Encoding and Vary saying which.
+func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, name, cache string) {
+	if !fs.ValidPath(name) || strings.HasSuffix(name, "/") || isEncodedCopy(name) {
 		h.notFound.ServeHTTP(w, r)
 		return
 	}
 	data, err := fs.ReadFile(h.files, name)
+	if name == "index.html" {
+		data, err = h.index, nil
+	}
 	if err != nil {
 		h.notFound.ServeHTTP(w, r)
 		return
 	}
-	w.Header().Set("Content-Type", contentType(name))
-	w.Header().Set("Cache-Control", "no-cache")
+	hdr := w.Header()
+	hdr.Set("Content-Type", contentType(name))
+	hdr.Set("Cache-Control", cache)
+	var offers []string
+	for _, e := range encodings {
+		if _, err := fs.Stat(h.files, name+e.suffix); err == nil {
+			offers = append(offers, e.coding)
+		}
+	}
+	if len(offers) > 0 {
+		hdr.Add("Vary", "Accept-Encoding")
+		if coding := contentcoding.Choose(r.Header.Get("Accept-Encoding"), offers...); coding != "" {
+			for _, e := range encodings {
+				if e.coding == coding {
+					if encoded, err := fs.ReadFile(h.files, name+e.suffix); err == nil {
+						data = encoded
+						hdr.Set("Content-Encoding", coding)
+					}
+				}
+			}
+		}
+	}
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
 }
 
-func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request) {
-	name := strings.TrimPrefix(r.URL.Path, "/")
-	if !fs.ValidPath(name) || strings.HasSuffix(name, "/") {
-		h.notFound.ServeHTTP(w, r)
-		return
+// isEncodedCopy reports whether name is one of the precompressed copies, which are only ever
+// served in the place of their original.
+func isEncodedCopy(name string) bool {
+	for _, e := range encodings {
+		if strings.HasSuffix(name, e.suffix) {
+			return true
+		}
 	}
-	data, err := fs.ReadFile(h.files, name)
-	if err != nil {
-		h.notFound.ServeHTTP(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", contentType(name))
-	// Asset names carry a content hash, so a name never changes meaning.
-	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
+	return false
 }
 
 // setSecurityHeaders forbids inline scripts, foreign connections and framing.

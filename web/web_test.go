@@ -1,9 +1,13 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"regexp"
 	"strings"
 	"testing"
@@ -33,7 +37,7 @@ func TestHandlerServesIndexAndItsAssetsFromTheEmbeddedBuild(t *testing.T) {
 	}
 	for header, want := range map[string]string{
 		"Content-Type":           "text/html; charset=utf-8",
-		"Cache-Control":          "no-store",
+		"Cache-Control":          "no-cache",
 		"X-Content-Type-Options": "nosniff",
 	} {
 		if got := res.Header.Get(header); got != want {
@@ -89,6 +93,7 @@ func TestHandlerRefusesWhatIsNotTheUI(t *testing.T) {
 		{"the asset folder is not listed", "/assets/", http.StatusNotFound},
 		{"a path climbing out of assets is refused", "/assets/../index.html", http.StatusNotFound},
 		{"an encoded climb out of assets is refused", "/assets/%2e%2e/index.html", http.StatusNotFound},
+		{"a precompressed copy is not served under its own name", "/sw.js.br", http.StatusNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, _ := get(t, srv, tc.path)
@@ -162,5 +167,95 @@ func TestHandlerServesTheInstallableAppFiles(t *testing.T) {
 	}
 	if res, _ := get(t, srv, "/icons/../index.html"); res.StatusCode == http.StatusOK && res.Request.URL.Path != "/index.html" {
 		t.Errorf("path escape served")
+	}
+}
+
+// getRaw fetches path with the given Accept-Encoding and leaves the body as it came on the wire.
+func getRaw(t *testing.T, srv *httptest.Server, path, acceptEncoding string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acceptEncoding != "" {
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+	}
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, body
+}
+
+func TestAssetsAreSentPrecompressedInTheCodingTheClientPrefers(t *testing.T) {
+	srv := httptest.NewServer(Handler(nil))
+	defer srv.Close()
+	_, index := get(t, srv, "/")
+	script := regexp.MustCompile(`src="(/assets/[^"]+\.js)"`).FindStringSubmatch(index)
+	if script == nil {
+		t.Fatalf("index.html has no script:\n%s", index)
+	}
+	plainRes, plain := getRaw(t, srv, script[1], "identity")
+	if plainRes.Header.Get("Content-Encoding") != "" || len(plain) == 0 {
+		t.Fatalf("identity: Content-Encoding %q with %d bytes", plainRes.Header.Get("Content-Encoding"), len(plain))
+	}
+	for _, tc := range []struct {
+		name, accept, want string
+	}{
+		{"a browser gets brotli", "gzip, deflate, br, zstd", "br"},
+		{"a gzip-only client gets gzip", "gzip", "gzip"},
+		{"a client refusing brotli gets gzip", "br;q=0, gzip", "gzip"},
+		{"a client naming no coding gets the file as it is", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, body := getRaw(t, srv, script[1], tc.accept)
+			if got := res.Header.Get("Content-Encoding"); got != tc.want {
+				t.Fatalf("Content-Encoding = %q, want %q", got, tc.want)
+			}
+			if !strings.Contains(res.Header.Get("Vary"), "Accept-Encoding") {
+				t.Errorf("Vary = %q, want Accept-Encoding", res.Header.Get("Vary"))
+			}
+			if cc := res.Header.Get("Cache-Control"); cc != "public, max-age=31536000, immutable" {
+				t.Errorf("Cache-Control = %q", cc)
+			}
+			if tc.want != "" && len(body) >= len(plain)/2 {
+				t.Errorf("%s body is %d bytes of %d: not compressed", tc.want, len(body), len(plain))
+			}
+			if tc.want == "gzip" {
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(zr)
+				if err != nil || !bytes.Equal(got, plain) {
+					t.Errorf("gzip copy decodes to %d bytes (%v), want the %d of the file", len(got), err, len(plain))
+				}
+			}
+		})
+	}
+}
+
+func TestEveryPrecompressedCopyHasItsOriginal(t *testing.T) {
+	sub, err := fs.Sub(dist, "dist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = fs.WalkDir(sub, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !isEncodedCopy(name) {
+			return err
+		}
+		if _, err := fs.Stat(sub, name[:len(name)-len(path.Ext(name))]); err != nil {
+			t.Errorf("%s has no original beside it", name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

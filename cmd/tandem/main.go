@@ -46,6 +46,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(false), newServeCommand(true), newOpenAPICommand(), newDiscoverCommand(), newWatchdogCommand(), newTrustCommand(), newMCPCommand(), newACPCommand(), newAppServerCommand(), newRunCommand(), newAttachCommand(), newManCommand())
+	root.AddCommand(newServeCommand(false), newServeCommand(true), newOpenAPICommand(), newDiscoverCommand(), newWatchdogCommand(), newTrustCommand(), newMCPCommand(), newACPCommand(), newAppServerCommand(), newRunCommand(), newAttachCommand(), newPairCommand(), newManCommand())
 	return root
 }

@@ -119,14 +119,7 @@ func newOpenAPICommand() *cobra.Command {
 		Use:   "openapi",
 		Short: "Print the OpenAPI 3.1 document",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			doc, err := app.API().Document()
-			if err != nil {
-				return err
-			}
-			_, err = cmd.OutOrStdout().Write(append(doc, '\n'))
-			return err
-		},
+		RunE:  func(cmd *cobra.Command, _ []string) error { return app.PrintOpenAPI(cmd.OutOrStdout()) },
 	}
 }
 

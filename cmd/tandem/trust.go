@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/tandem-dev/tandem/internal/app"
@@ -22,17 +20,7 @@ func newTrustCommand() *cobra.Command {
 			"(\"trust\" in $XDG_CONFIG_HOME/tandem/tandem.json); a running server applies it on its next config load.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if list {
-				if len(args) > 0 || remove {
-					return fmt.Errorf("--list takes no directory and no --remove")
-				}
-				return app.TrustList(cmd.OutOrStdout())
-			}
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			return app.Trust(cmd.OutOrStdout(), dir, remove)
+			return app.TrustCommand(cmd.OutOrStdout(), args, list, remove)
 		},
 	}
 	cmd.Flags().BoolVar(&list, "list", false, "list the trusted directories")

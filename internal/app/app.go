@@ -480,7 +480,7 @@ func (t *teardown) disarm() { *t = nil }
 func uiPages(ui http.Handler, whole bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		read := r.Method == http.MethodGet || r.Method == http.MethodHead
-		if read && (strings.HasPrefix(r.URL.Path, "/assets/") || web.IsSharePage(r.URL.Path) || whole && (r.URL.Path == "/" || web.IsAppFile(r.URL.Path))) {
+		if read && (strings.HasPrefix(r.URL.Path, "/assets/") || web.IsSharePage(r.URL.Path) || whole && (r.URL.Path == "/" || r.URL.Path == web.PairPage || web.IsAppFile(r.URL.Path))) {
 			ui.ServeHTTP(w, r)
 			return
 		}

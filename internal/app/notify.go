@@ -1,6 +1,8 @@
 package app
 
 import (
+	"cmp"
+
 	"github.com/tandem-dev/tandem/internal/infra/config"
 	"github.com/tandem-dev/tandem/internal/infra/notify"
 	"github.com/tandem-dev/tandem/internal/infra/webpush"
@@ -42,7 +44,9 @@ func notifyTargets(cfg []config.NotifyTarget, d *notify.Dispatcher, push *webpus
 				t.Retry.Attempts = 3
 			}
 		case "webpush":
-			push.SetSubject(c.Subject)
+			// A configured contact wins; else the server's public https address, else tandem's
+			// home page: a contact every push service accepts (Apple's refuses one at localhost).
+			push.SetSubject(cmp.Or(c.Subject, webpush.SubjectFor(c.WebURL)))
 			t.Sink = &webpush.Sink{Service: push}
 			t.Resolved = true // the outcome replaces the notification, and its buttons, on every device
 		default:

@@ -39,3 +39,19 @@ func Trust(w io.Writer, dir string, remove bool) error {
 	fmt.Fprintf(w, "%s: %s (%s)\n", done, abs, file)
 	return nil
 }
+
+// TrustCommand is `tandem trust [DIR]` with its flags: list the trusted directories, or trust (or
+// with remove, stop trusting) DIR, the current directory when none is given.
+func TrustCommand(w io.Writer, args []string, list, remove bool) error {
+	if list {
+		if len(args) > 0 || remove {
+			return fmt.Errorf("--list takes no directory and no --remove")
+		}
+		return TrustList(w)
+	}
+	dir := "."
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	return Trust(w, dir, remove)
+}

@@ -162,4 +162,35 @@ describe('phone notifications (Web Push)', { skip: why || false }, () => {
     assert.notEqual(data[0].client, 'web push action');
     assert.deepEqual(page.errors, []);
   });
+
+  test('pushes are signed with a contact every push service accepts, Apple’s too', async () => {
+    assert.ok(push.received.length > 0, 'pushes went out');
+    for (const r of push.received) {
+      const jwt = /t=([^,\s]+)/.exec(r.headers.authorization)[1];
+      const claims = JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url'));
+      assert.equal(claims.sub, 'https://github.com/tandem-dev/tandem');
+    }
+    assert.deepEqual(push.errors, []);
+  });
+
+  test('a push service’s refusal is shown in the UI and in the delivery log, with its status and reason', async () => {
+    push.refuse(403, 'BadJwtToken');
+    try {
+      const { req } = await ask('run: echo refused-by-the-push-service');
+      const [entry] = await until(async () => {
+        const { data } = await rest(server, 'GET', `/notify/delivery?requestID=${req.id}`);
+        return data.filter((d) => d.sink === 'webpush' && d.status === 'failed');
+      }, 'the failed delivery in the log');
+      assert.equal(entry.code, 403);
+      assert.match(entry.detail, /BadJwtToken/);
+      const banner = page.getByTestId('push-refusal');
+      await banner.waitFor();
+      assert.equal(await banner.getAttribute('data-code'), '403');
+      assert.match(await banner.innerText(), /refused.*HTTP 403.*BadJwtToken/s);
+      await shot(page, 'push-refused');
+      await page.keyboard.press('Escape');
+    } finally {
+      push.refuse(null);
+    }
+  });
 });

@@ -3,7 +3,8 @@
 // signature (RFC 8292) against the key the subscription was made with, decrypts the aes128gcm
 // body (RFC 8291, RFC 8188) with the browser's private key, and hands the plaintext on — in the
 // tests, to the page's service worker through the DevTools protocol, as a real push service
-// would hand it to the browser.
+// would hand it to the browser. Like Apple's, it refuses a VAPID subject that names no reachable
+// contact (localhost, a private name) with 403 {"reason":"BadJwtToken"}.
 import crypto from 'node:crypto';
 import http from 'node:http';
 
@@ -47,7 +48,20 @@ export function verifyVapid(header, endpoint) {
   const claims = JSON.parse(Buffer.from(c, 'base64url'));
   if (claims.aud !== new URL(endpoint).origin) throw new Error(`aud ${claims.aud}`);
   if (!(claims.exp * 1000 > Date.now() && claims.exp * 1000 < Date.now() + 24 * 3600e3)) throw new Error(`exp ${claims.exp}`);
+  if (localSubject(claims.sub)) throw Object.assign(new Error(`subject ${claims.sub} names no reachable contact`), { status: 403, reason: 'BadJwtToken' });
   return m[2];
+}
+
+/** Whether a VAPID subject names this machine or a private name, as Apple's push service refuses. */
+export function localSubject(sub) {
+  let host = '';
+  if (typeof sub !== 'string') return true;
+  if (sub.startsWith('mailto:')) host = sub.slice(7).split('@')[1]?.split('?')[0] || '';
+  else if (sub.startsWith('https://')) host = new URL(sub).hostname;
+  else return true;
+  host = host.toLowerCase().replace(/\.$/, '');
+  if (!host.includes('.') || /^(127\.|10\.|192\.168\.|\[)/.test(host)) return true;
+  return /\.(localhost|local|internal|invalid|test|example|lan)$/.test(host);
 }
 
 /**
@@ -57,6 +71,7 @@ export function verifyVapid(header, endpoint) {
 export async function startPushService(deliver) {
   const subs = new Map();
   const errors = [];
+  let refusal = null;
   const received = [];
   const server = http.createServer((req, res) => {
     const chunks = [];
@@ -66,6 +81,7 @@ export async function startPushService(deliver) {
       const endpoint = base + req.url;
       try {
         if (!sub) throw Object.assign(new Error('no such subscription'), { status: 404 });
+        if (refusal) throw Object.assign(new Error('refused as asked'), refusal);
         if (req.headers['content-encoding'] !== 'aes128gcm') throw new Error(`Content-Encoding ${req.headers['content-encoding']}`);
         if (!req.headers.ttl) throw new Error('no TTL');
         const k = verifyVapid(req.headers.authorization, endpoint);
@@ -75,8 +91,9 @@ export async function startPushService(deliver) {
         await deliver(plain, endpoint);
         res.writeHead(201).end();
       } catch (e) {
-        errors.push(e);
-        res.writeHead(e.status || 400).end(String(e.message));
+        if (!e.asked) errors.push(e);
+        if (e.reason) res.writeHead(e.status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ reason: e.reason }));
+        else res.writeHead(e.status || 400).end(String(e.message));
       }
     });
   });
@@ -93,6 +110,10 @@ export async function startPushService(deliver) {
       const path = '/push/' + b64u(crypto.randomBytes(9));
       subs.set(path, { ecdh, auth, serverKey });
       return { endpoint: base + path, keys: { p256dh: b64u(ecdh.getPublicKey()), auth: b64u(auth) } };
+    },
+    /** Refuses every push from now on as status with reason (Apple's JSON body); null accepts again. */
+    refuse(status, reason) {
+      refusal = status ? { status, reason, asked: true } : null;
     },
     close: () => new Promise((r) => server.close(r)),
   };

@@ -7,6 +7,29 @@
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
 
+// A page opened while tandem cannot be reached (the server is down, the phone has no network) gets
+// a page that says so, instead of the browser's own error. Only navigations are handled; nothing
+// is cached, so the UI is always the server's current one.
+self.addEventListener('fetch', (event) => {
+  if (event.request.mode !== 'navigate') return;
+  event.respondWith(fetch(event.request).catch(() => offlinePage()));
+});
+
+function offlinePage() {
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark"><title>tandem is not reachable</title>
+<style>
+body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;background:#fff;color:#1f2328}
+@media (prefers-color-scheme:dark){body{background:#0d1117;color:#d6dde6}a{color:#58a6ff}}
+main{max-width:420px;padding:24px}h1{font-size:20px;margin:0 0 8px}a{color:#2563eb;font-weight:600}
+</style></head>
+<body><main data-testid="offline-page"><h1>tandem is not reachable</h1>
+<p>The tandem server did not answer: it may be stopped, or this device is offline. Nothing is lost: the sessions are on the server, and what you typed is kept in this browser.</p>
+<p><a href="">Try again</a></p></main></body></html>`;
+  return new Response(html, { status: 503, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' } });
+}
+
 self.addEventListener('push', (event) => {
   let msg = null;
   try {

@@ -10,6 +10,8 @@ import { McpView } from './mcp.jsx';
 import { PermissionsView } from './permissions.jsx';
 import { SharedSession } from './share.jsx';
 import { ConfirmDialog } from './confirm.jsx';
+import { PairButton, PairedNotice, PairLanding } from './pair.jsx';
+import { OutageBanner } from './outage.jsx';
 
 const connLabel = {
   connecting: 'Connecting',
@@ -43,6 +45,7 @@ function Header({ pending }) {
         <span class="dot" />
         <span class="conn-label">{connLabel[state.conn]}</span>
       </span>
+      <PairButton />
       <PushToggle />
       <PendingBadge count={pending} />
       <button class="ghost logout" onClick={logout} title="Log out" aria-label="Log out" data-testid="logout">
@@ -160,12 +163,15 @@ function App() {
         <Toasts />
       </>
     );
-  if (state.auth === 'unknown') return <div class="center muted boot">Connecting…</div>;
+  // Until sign-in is known the HTML shell in index.html stays (it hides once #app has content).
+  if (state.auth === 'unknown') return null;
   const r = state.route;
   const inSessions = r.view === 'sessions' || r.view === 'session';
   return (
     <div class={'app view-' + r.view + (state.pendingOpen && pending ? ' pending-open' : '')}>
       <Header pending={pending} />
+      <OutageBanner />
+      <PairedNotice />
       <main>
         {inSessions && (
           <div class="split">
@@ -205,7 +211,10 @@ function App() {
 }
 
 const shared = location.pathname.match(/^\/s\/([A-Za-z0-9_-]+)$/);
-if (shared) {
+if (location.pathname === '/pair') {
+  // A pairing link: its code signs this device in, then the inbox opens.
+  render(<PairLanding />, document.getElementById('app'));
+} else if (shared) {
   // A read-only link: no sign-in, no event stream, nothing but that one session.
   render(<SharedSession token={shared[1]} />, document.getElementById('app'));
 } else {

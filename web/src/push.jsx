@@ -84,8 +84,14 @@ export function PushToggle() {
       .then((reg) => reg.pushManager.getSubscription())
       .then((sub) => setMode(Notification.permission === 'denied' ? 'denied' : sub ? 'on' : 'off'))
       .catch(() => setMode('off'));
+    // Notifications turned on elsewhere in the page (after pairing) light the bell too.
+    const on = () => setMode('on');
+    window.addEventListener('tandem:push', on);
+    return () => window.removeEventListener('tandem:push', on);
   }, []);
-  if (mode === 'unsupported' || mode === 'unknown') return null;
+  // Whether or not this browser is subscribed: a refusal means some device is not ringing.
+  const refusal = useRefusal();
+  if (mode === 'unsupported' || mode === 'unknown') return refusal ? <PushRefusal delivery={refusal} /> : null;
   const title = {
     on: 'Notifications on for this device: tap to turn off',
     off: 'Notify this device when something waits for you',
@@ -113,12 +119,70 @@ export function PushToggle() {
     }
   };
   return (
-    <button class={'ghost push-toggle ' + mode} onClick={toggle} disabled={busy || mode === 'denied' || mode === 'insecure'} title={title} aria-label={title} aria-pressed={mode === 'on'} data-testid="push-toggle" data-state={mode}>
+    <>
+      {refusal && <PushRefusal delivery={refusal} />}
+      <button class={'ghost push-toggle ' + mode + (refusal ? ' refused' : '')} onClick={toggle} disabled={busy || mode === 'denied' || mode === 'insecure'} title={title} aria-label={title} aria-pressed={mode === 'on'} data-testid="push-toggle" data-state={mode}>
       <svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true">
         <path d="M12 3a6 6 0 0 0-6 6v4l-2 3h16l-2-3V9a6 6 0 0 0-6-6zm-2 15a2 2 0 0 0 4 0" fill="none" stroke="currentColor" stroke-width="2" stroke-linejoin="round" />
         {mode !== 'on' && <path d="M4 4l16 16" stroke="currentColor" stroke-width="2" />}
       </svg>
     </button>
+    </>
+  );
+}
+
+/**
+ * The newest Web Push delivery when a push service refused it (GET /notify/delivery): a refusal is
+ * otherwise silent, since the phone simply never rings. Looked up when the page opens and shortly
+ * after each new request, which is when a push is attempted.
+ */
+function useRefusal() {
+  const [refusal, setRefusal] = useState(null);
+  const asked = Object.keys(state.permissions).length + Object.keys(state.questions).length + Object.keys(state.elicitations).length;
+  useEffect(() => {
+    let live = true;
+    const look = () =>
+      get('/notify/delivery?limit=50')
+        .then((log) => {
+          const last = (log || []).find((d) => d.sink === 'webpush' && d.status !== 'skipped');
+          if (live) setRefusal(last && (last.status === 'failed' || last.status === 'retrying') ? last : null);
+        })
+        .catch(() => {});
+    look();
+    const timers = [1500, 5000].map((ms) => setTimeout(look, ms));
+    return () => {
+      live = false;
+      timers.forEach(clearTimeout);
+    };
+  }, [asked]);
+  return refusal;
+}
+
+const dismissedRefusals = new Set();
+
+/** Says that the push service refused tandem's notification, with its status and reason. */
+function PushRefusal({ delivery }) {
+  const [, redraw] = useState(0);
+  if (dismissedRefusals.has(delivery.id)) return null;
+  const reason = delivery.detail || '';
+  return (
+    <div class="push-refusal" role="alert" data-testid="push-refusal" data-code={delivery.code || ''}>
+      <span>
+        <strong>Notifications are not reaching your devices.</strong> The push service refused the last one
+        {delivery.code ? ` (HTTP ${delivery.code})` : ''}: {reason}
+        {/BadJwtToken/i.test(reason) && ' — set a real contact as the webpush "subject" in the notify config (see Phone notifications in the docs).'}
+      </span>
+      <button
+        class="ghost"
+        aria-label="Dismiss"
+        onClick={() => {
+          dismissedRefusals.add(delivery.id);
+          redraw((n) => n + 1);
+        }}
+      >
+        ✕
+      </button>
+    </div>
   );
 }
 

@@ -1,14 +1,30 @@
 // Shells over the PTY WebSocket. Each tab keeps its xterm and its byte
 // cursor, so a dropped connection resumes exactly where it stopped.
 import { useEffect, useRef } from 'preact/hooks';
-import { Terminal } from '@xterm/xterm';
 import { nextShellTitle, tabLabels } from './termnames.js';
-import { FitAddon } from '@xterm/addon-fit';
-import '@xterm/xterm/css/xterm.css';
+import { TermKeys, withCtrl } from './termkeys.jsx';
+import { LostTerminals, closedByUser, trackTerminals } from './outage.jsx';
 import { state, changed, navigate, reportError } from './store.js';
 import { post, del, enc } from './api.js';
 
 const encoder = new TextEncoder();
+
+let xterm = null;
+
+/**
+ * Loads xterm.js, which is most of the UI's code, only when a terminal is first shown, so that a
+ * phone on a slow link does not fetch and parse it before the inbox can be used.
+ */
+function loadXterm() {
+  xterm ||= Promise.all([import('@xterm/xterm'), import('@xterm/addon-fit'), import('@xterm/xterm/css/xterm.css')]).then(
+    ([x, f]) => ({ Terminal: x.Terminal, FitAddon: f.FitAddon }),
+    (e) => {
+      xterm = null; // a failed download is tried again next time
+      throw e;
+    },
+  );
+  return xterm;
+}
 
 function theme() {
   const dark = matchMedia('(prefers-color-scheme: dark)').matches;
@@ -18,7 +34,7 @@ function theme() {
 }
 
 class TermSession {
-  constructor(id) {
+  constructor(id, { Terminal, FitAddon }) {
     this.id = id;
     this.cursor = null; // byte offset of the next output byte we have not seen
     this.disposed = false;
@@ -29,10 +45,21 @@ class TermSession {
     this.fit = new FitAddon();
     this.term.loadAddon(this.fit);
     this.opened = false;
+    this.ctrl = false; // the phone key row's Ctrl, waiting for the next key
     this.term.onData((d) => {
-      if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(d);
+      if (this.ctrl) {
+        this.ctrl = false;
+        d = withCtrl(d);
+        changed();
+      }
+      this.send(d);
     });
     this.connect();
+  }
+
+  /** Sends input to the shell, as typed. */
+  send(d) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(d);
   }
 
   attach(parent) {
@@ -139,10 +166,10 @@ class TermSession {
 
 const sessions = new Map();
 
-function termFor(id) {
+function termFor(id, lib) {
   let t = sessions.get(id);
   if (!t) {
-    t = new TermSession(id);
+    t = new TermSession(id, lib);
     sessions.set(id, t);
   }
   return t;
@@ -160,6 +187,7 @@ export async function newTerminal() {
 }
 
 async function closeTerminal(id) {
+  closedByUser(id);
   try {
     await del(`/pty/${enc(id)}`);
   } catch (e) {
@@ -177,6 +205,7 @@ export function TerminalView({ visible, activeID }) {
   const ptys = Object.values(state.ptys).sort((a, b) => (a.id < b.id ? -1 : 1));
   const active = ptys.find((p) => p.id === activeID) || ptys[0];
   const labels = tabLabels(ptys);
+  trackTerminals(ptys, labels);
   // Forget terminals whose PTY is gone.
   for (const id of [...sessions.keys()]) {
     if (!state.ptys[id]) {
@@ -186,27 +215,38 @@ export function TerminalView({ visible, activeID }) {
   }
   useEffect(() => {
     if (!visible || !active || !host.current) return;
-    const t = termFor(active.id);
-    for (const other of sessions.values()) if (other !== t) other.el.style.display = 'none';
-    t.el.style.display = '';
-    t.attach(host.current);
-    t.term.focus();
-    const ro = new ResizeObserver(() => t.resize());
-    ro.observe(host.current);
-    return () => ro.disconnect();
+    let ro = null;
+    let cancelled = false;
+    loadXterm().then((lib) => {
+      if (cancelled || !host.current || !state.ptys[active.id]) return;
+      const t = termFor(active.id, lib);
+      for (const other of sessions.values()) if (other !== t) other.el.style.display = 'none';
+      t.el.style.display = '';
+      t.attach(host.current);
+      t.term.focus();
+      ro = new ResizeObserver(() => t.resize());
+      ro.observe(host.current);
+      changed();
+    }, reportError);
+    return () => {
+      cancelled = true;
+      ro?.disconnect();
+    };
   }, [visible, active?.id]);
   return (
     <div class="terminal-view" style={{ display: visible ? '' : 'none' }}>
-      <div class="tabs" role="tablist">
+      {/* Links between terminals, each with its Close button: a navigation, not an ARIA tab list (a tab
+          cannot hold a link and a button). */}
+      <nav class="tabs" aria-label="Terminals">
         {ptys.map((p) => {
           const t = sessions.get(p.id);
           return (
-            <div key={p.id} class={'tab' + (active && p.id === active.id ? ' active' : '')} role="tab" aria-selected={active && p.id === active.id} data-conn={t?.status || 'new'}>
-              <a href={`#/terminal/${p.id}`} title={[p.command, p.cwd].filter(Boolean).join(' in ')} data-testid="terminal-tab">
+            <div key={p.id} class={'tab' + (active && p.id === active.id ? ' active' : '')} data-conn={t?.status || 'new'}>
+              <a href={`#/terminal/${p.id}`} title={[p.command, p.cwd].filter(Boolean).join(' in ')} aria-current={active && p.id === active.id ? 'page' : undefined} data-testid="terminal-tab">
                 <span class={'dot ' + (p.status === 'exited' ? 'off' : t?.status === 'reconnecting' ? 'warn' : 'ok')} />
                 {labels[p.id]}
               </a>
-              <button class="ghost" aria-label="Close terminal" onClick={() => closeTerminal(p.id)}>
+              <button class="ghost" aria-label={`Close ${labels[p.id]}`} onClick={() => closeTerminal(p.id)}>
                 ✕
               </button>
             </div>
@@ -215,7 +255,9 @@ export function TerminalView({ visible, activeID }) {
         <button class="ghost" onClick={newTerminal} data-testid="new-terminal">
           + Terminal
         </button>
-      </div>
+      </nav>
+      {active && sessions.get(active.id) && <TermKeys session={sessions.get(active.id)} />}
+      <LostTerminals />
       <div class="term-host" data-testid="terminal">
         {/* Hidden while no terminal is open: it fills the pane and would cover "Open a shell". */}
         <div class="term-inner" ref={host} hidden={!active} />

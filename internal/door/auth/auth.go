@@ -35,8 +35,11 @@ type Authority struct {
 
 	mu      sync.Mutex
 	tickets map[string]time.Time // one-time login tickets -> expiry
-	revoked map[string]time.Time // nonces of sessions logged out before they expired -> expiry
-	failed  map[string]*failures // client address -> failed logins (LoginWait)
+	// pairings are the codes of pairing links (pairing.go), remembered for a day after they are
+	// issued so that a spent or expired one is refused with its reason.
+	pairings map[string]*pairing
+	revoked  map[string]time.Time // nonces of sessions logged out before they expired -> expiry
+	failed   map[string]*failures // client address -> failed logins (LoginWait)
 
 	onEnded func(nonce string, exp time.Time) // see OnEnded
 }
@@ -57,7 +60,7 @@ func New(creds Credentials) *Authority {
 
 func newAuthority(creds Credentials, key []byte, keys *keyFile, revoked map[string]time.Time) *Authority {
 	return &Authority{creds: creds, now: time.Now, sessionKey: key, keys: keys, tickets: map[string]time.Time{},
-		revoked: revoked, failed: map[string]*failures{}}
+		pairings: map[string]*pairing{}, revoked: revoked, failed: map[string]*failures{}}
 }
 
 // sessionKey derives the key that signs session tokens from the stored secret and, when bound, the
@@ -222,6 +225,11 @@ func (a *Authority) gcLocked() {
 	for k, exp := range a.tickets {
 		if now.After(exp) {
 			delete(a.tickets, k)
+		}
+	}
+	for k, p := range a.pairings {
+		if now.After(p.expires.Add(pairMemory)) {
+			delete(a.pairings, k)
 		}
 	}
 	for k, exp := range a.revoked {

@@ -46,7 +46,7 @@ func (l *Login) Ops() []Op {
 		"The one GET that changes state, because a browser opens the link.")
 	ticket.Status = http.StatusSeeOther
 	ticket.Auth, ticket.Public = AuthPublic, true
-	return []Op{
+	return append([]Op{
 		ticket,
 		op(http.MethodPost, "/auth/login", "auth.login.password", "Sign in with the password", func(c *Call, in *LoginPassword) (NoContent, error) {
 			user := in.Username
@@ -77,7 +77,7 @@ func (l *Login) Ops() []Op {
 			}
 			return NoContent{}, nil
 		}).public().doc("Ends the browser session."),
-	}
+	}, l.pairOps()...)
 }
 
 func (l *Login) setCookie(w http.ResponseWriter, r *http.Request, token string) {

@@ -130,6 +130,7 @@ func (s *Server) Handler() http.Handler {
 	h = s.scope(h)
 	h = s.originGuard(h)
 	h = s.hostGuard(h)
+	h = compressJSON(h)
 	h = s.observe(h)
 	h = s.bodyDeadline(h)
 	return h

@@ -50,7 +50,8 @@ type NotifyTarget struct {
 	// tailnet name), for the links in notifications; default the server's own URL.
 	WebURL string `json:"webURL,omitempty"`
 	// Subject is the contact a webpush target's VAPID signature names, a mailto: or https: URL
-	// (default mailto:tandem@localhost; some push services, Apple's among them, want a real one).
+	// (default: webURL when it is a public https address, else tandem's home page; Apple's push
+	// service refuses a contact at localhost).
 	Subject string `json:"subject,omitempty"`
 }
 

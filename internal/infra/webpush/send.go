@@ -3,12 +3,15 @@ package webpush
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/tandem-dev/tandem/internal/infra/notify"
 )
 
 // Subscription is where a browser receives pushes: PushSubscription.toJSON() without
@@ -72,7 +75,48 @@ func Send(ctx context.Context, hc *http.Client, v *VAPID, sub Subscription, m Me
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		return ErrGone
 	case resp.StatusCode/100 != 2:
-		return fmt.Errorf("webpush: push service answered %s: %s", resp.Status, bytes.TrimSpace(detail))
+		// The status decides whether to retry (notify.StatusError); the reason is what a person
+		// reads in the delivery log and the UI: Apple's BadJwtToken, FCM's message, Mozilla's.
+		return &notify.StatusError{Code: resp.StatusCode, Body: refusalReason(detail), RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 	}
 	return nil
+}
+
+// refusalReason is the push service's own word for a refusal: the "reason" of Apple's JSON, the
+// "message" or "error" of Mozilla's and Google's, else the start of the body as text.
+func refusalReason(body []byte) string {
+	var j struct {
+		Reason  string          `json:"reason"`
+		Message string          `json:"message"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &j) == nil {
+		var text string
+		if json.Unmarshal(j.Error, &text) != nil {
+			var nested struct {
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(j.Error, &nested)
+			text = nested.Message
+		}
+		for _, r := range []string{j.Reason, j.Message, text} {
+			if r = strings.TrimSpace(r); r != "" {
+				return r
+			}
+		}
+	}
+	text := []rune(strings.Join(strings.Fields(string(bytes.ToValidUTF8(body, nil))), " "))
+	if len(text) > 200 {
+		return string(text[:200]) + "…"
+	}
+	return string(text)
+}
+
+// retryAfter reads a Retry-After header given in seconds (push services do not send dates).
+func retryAfter(v string) time.Duration {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
 }

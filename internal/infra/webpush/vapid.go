@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -23,8 +24,47 @@ type VAPID struct {
 	Subject string
 }
 
-// DefaultSubject is the contact named when none is configured.
-const DefaultSubject = "mailto:tandem@localhost"
+// DefaultSubject is the contact named when none is configured and the server has no public https
+// address (SubjectFor): tandem's home page. Push services want a contact they could reach; Apple's
+// refuses one at localhost (403 BadJwtToken), which is what a made-up mailto: tends to be.
+const DefaultSubject = "https://github.com/tandem-dev/tandem"
+
+// SubjectFor is the contact a server names when none is configured: its own origin when that is
+// an https address other machines can reach (the push service can then find who runs it), else
+// DefaultSubject.
+func SubjectFor(origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != "https" || u.Host == "" || LocalSubject("https://"+u.Host) {
+		return DefaultSubject
+	}
+	return "https://" + u.Host
+}
+
+// LocalSubject reports whether subject names this machine or a private name (localhost, a
+// loopback or private address, .local, .internal, .invalid, .test, .example): a contact push
+// services cannot reach, which Apple's refuses.
+func LocalSubject(subject string) bool {
+	var host string
+	if addr, ok := strings.CutPrefix(subject, "mailto:"); ok {
+		_, host, _ = strings.Cut(addr, "@")
+		host, _, _ = strings.Cut(host, "?")
+	} else if u, err := url.Parse(subject); err == nil {
+		host = u.Hostname()
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "" || !strings.Contains(host, ".") {
+		return true // localhost, a bare name, or nothing at all
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+		return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified()
+	}
+	for _, suffix := range []string{".localhost", ".local", ".internal", ".invalid", ".test", ".example", ".lan", ".home.arpa"} {
+		if strings.HasSuffix(host, suffix) {
+			return true
+		}
+	}
+	return false
+}
 
 // jwtLifetime is how long a signature is valid; RFC 8292 §2 allows at most 24 hours.
 const jwtLifetime = 12 * time.Hour

@@ -7,6 +7,7 @@ import (
 	"crypto/ecdh"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -35,6 +36,7 @@ type Service struct {
 	mu     sync.Mutex
 	subs   map[string]*browser // by endpoint path
 	status map[string]int      // endpoint path -> forced answer (410 for an unsubscribed browser)
+	bodies map[string]string   // endpoint path -> the forced answer's body
 	errs   []error
 }
 
@@ -48,7 +50,7 @@ type browser struct {
 // for a reason the test did not ask for.
 func New(t *testing.T) *Service {
 	t.Helper()
-	s := &Service{Pushes: make(chan Push, 64), subs: map[string]*browser{}, status: map[string]int{}}
+	s := &Service{Pushes: make(chan Push, 64), subs: map[string]*browser{}, status: map[string]int{}, bodies: map[string]string{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(func() {
 		s.srv.Close()
@@ -90,6 +92,34 @@ func (s *Service) Unsubscribe(endpoint string) {
 	s.status[strings.TrimPrefix(endpoint, s.srv.URL)] = http.StatusGone
 }
 
+// Refuse makes the endpoint answer every push with code and a JSON body, as a push service that
+// refuses tandem's signature does (Apple's: 403 {"reason":"BadJwtToken"}).
+func (s *Service) Refuse(endpoint string, code int, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	path := strings.TrimPrefix(endpoint, s.srv.URL)
+	s.status[path], s.bodies[path] = code, body
+}
+
+// subject is the "sub" claim of a vapid Authorization header's JWT ("" when there is none).
+func subject(header string) string {
+	_, rest, _ := strings.Cut(header, "t=")
+	token, _, _ := strings.Cut(rest, ",")
+	parts := strings.Split(strings.TrimSpace(token), ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		Sub string `json:"sub"`
+	}
+	_ = json.Unmarshal(raw, &claims)
+	return claims.Sub
+}
+
 // Next waits for the next push, failing the test after d.
 func (s *Service) Next(t *testing.T, d time.Duration) Push {
 	t.Helper()
@@ -112,6 +142,12 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if forced != 0 {
+		if body := s.bodies[r.URL.Path]; body != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(forced)
+			_, _ = io.WriteString(w, body)
+			return
+		}
 		w.WriteHeader(forced)
 		return
 	}
@@ -137,6 +173,16 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	key, err := webpush.VerifyAuthorization(r.Header.Get("Authorization"), endpoint, time.Now())
 	if err != nil {
 		fail(http.StatusUnauthorized, "VAPID: %v", err)
+		return
+	}
+	// As Apple's push service does: a subject that names no contact it could reach is refused.
+	if sub := subject(r.Header.Get("Authorization")); webpush.LocalSubject(sub) {
+		s.mu.Lock()
+		s.errs = append(s.errs, fmt.Errorf("VAPID subject %q names no reachable contact", sub))
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = io.WriteString(w, `{"reason":"BadJwtToken"}`)
 		return
 	}
 	if key != b.serverKey {

@@ -1,0 +1,77 @@
+// Package contentcoding reads a request's Accept-Encoding (RFC 9110 §12.5.3), so that the web UI's
+// precompressed files and the API's compressed JSON are only sent to clients that said they can
+// decode them, in the coding they prefer.
+package contentcoding
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Choose returns the first of offers (most preferred by the server first) that the Accept-Encoding
+// header accepts with the highest weight, or "" when the client accepts none of them and the body
+// must be sent as it is. Codings are compared case-insensitively; "*" stands for every coding the
+// header does not name; a weight of 0 refuses a coding; a malformed weight makes its element void.
+func Choose(header string, offers ...string) string {
+	weights, star, hasStar := parse(header)
+	best, bestQ := "", 0.0
+	for _, o := range offers {
+		q, named := weights[strings.ToLower(o)]
+		if !named {
+			if !hasStar {
+				continue
+			}
+			q = star
+		}
+		if q > bestQ {
+			best, bestQ = o, q
+		}
+	}
+	return best
+}
+
+// Accepts reports whether the header accepts coding with a weight above 0.
+func Accepts(header, coding string) bool {
+	return Choose(header, coding) != ""
+}
+
+func parse(header string) (weights map[string]float64, star float64, hasStar bool) {
+	weights = map[string]float64{}
+	for _, elem := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(elem, ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name == "" {
+			continue
+		}
+		q, ok := weight(params)
+		if !ok {
+			continue
+		}
+		if name == "*" {
+			star, hasStar = q, true
+			continue
+		}
+		if old, seen := weights[name]; !seen || q > old {
+			weights[name] = q
+		}
+	}
+	return weights, star, hasStar
+}
+
+// weight reads the q parameter of one element (1 when absent); ok is false when it is malformed.
+func weight(params string) (q float64, ok bool) {
+	q = 1
+	for _, p := range strings.Split(params, ";") {
+		k, v, found := strings.Cut(p, "=")
+		if !found || !strings.EqualFold(strings.TrimSpace(k), "q") {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 || len(v) > 5 {
+			return 0, false
+		}
+		q = f
+	}
+	return q, true
+}
