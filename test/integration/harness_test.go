@@ -296,6 +296,7 @@ type event struct {
 	Type       string          `json:"type"`
 	Properties json.RawMessage `json:"properties"`
 	at         time.Time       // when the client read it
+	cursor     string          // the frame's `id:` line (a Last-Event-ID to resume after it); "" when it had none
 }
 
 // sessionID is properties.sessionID, when there is one.
@@ -376,12 +377,21 @@ type stream struct {
 // test ends.
 func (td *tandem) subscribe(tb testing.TB) *stream {
 	tb.Helper()
+	return td.subscribeAfter(tb, "")
+}
+
+// subscribeAfter is subscribe with a Last-Event-ID, as a client that reconnects sends it.
+func (td *tandem) subscribeAfter(tb testing.TB, lastEventID string) *stream {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, td.base+"/event", nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	req.SetBasicAuth(testUser, testPassword)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
 	res, err := td.client.Do(req)
 	if err != nil {
 		cancel()
@@ -404,14 +414,19 @@ func (s *stream) read(body io.ReadCloser) {
 	defer body.Close()
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	cursor := ""
 	for sc.Scan() {
+		if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+			cursor = id
+			continue
+		}
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
 		if !ok {
 			continue
 		}
 		var e event
 		err := json.Unmarshal([]byte(data), &e)
-		e.at = time.Now()
+		e.at, e.cursor, cursor = time.Now(), cursor, ""
 		s.mu.Lock()
 		if err != nil {
 			s.err = fmt.Errorf("undecodable frame %q: %w", data, err)
