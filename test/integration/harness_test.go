@@ -457,6 +457,16 @@ func (s *stream) close() {
 // waitFor returns the first event after the previous match that satisfies pred, and moves past it.
 func (s *stream) waitFor(tb testing.TB, what string, pred func(event) bool) event {
 	tb.Helper()
+	e, err := s.next(what, pred)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+// next is waitFor for goroutines other than the test's own, which must not call t.Fatal: it
+// returns an error instead.
+func (s *stream) next(what string, pred func(event) bool) (event, error) {
 	deadline := time.NewTimer(waitLimit)
 	defer deadline.Stop()
 	for {
@@ -466,18 +476,18 @@ func (s *stream) waitFor(tb testing.TB, what string, pred func(event) bool) even
 				s.pos = i + 1
 				e := s.events[i]
 				s.mu.Unlock()
-				return e
+				return e, nil
 			}
 		}
 		changed, err := s.changed, s.err
 		s.mu.Unlock()
 		if err != nil {
-			tb.Fatalf("waiting for %s: the event stream ended: %v", what, err)
+			return event{}, fmt.Errorf("waiting for %s: the event stream ended: %w", what, err)
 		}
 		select {
 		case <-changed:
 		case <-deadline.C:
-			tb.Fatalf("waiting for %s: nothing after %s; events since the last match:\n%s", what, waitLimit, s.dump(s.pos))
+			return event{}, fmt.Errorf("waiting for %s: nothing after %s; events since the last match:\n%s", what, waitLimit, s.dump(s.pos))
 		}
 	}
 }
