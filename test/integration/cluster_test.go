@@ -309,6 +309,79 @@ func (c *cluster) node(tb testing.TB, id string) *clusterNode {
 	return nil
 }
 
+// startBalancer runs deploy/nginx-cluster.conf in a real nginx on a free loopback port in front of
+// the cluster's nodes, and returns its base URL.
+func (c *cluster) startBalancer(tb testing.TB) string {
+	tb.Helper()
+	nginx := testenv.Program(tb, "nginx", "apt-get install nginx")
+	shipped, err := os.ReadFile(filepath.Join(testenv.ModuleRoot(tb), "deploy", "nginx-cluster.conf"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	conf := string(shipped)
+	var servers strings.Builder
+	for i, n := range c.nodes {
+		old := fmt.Sprintf("    server 127.0.0.1:%d;\n", 4801+i)
+		if !strings.Contains(conf, old) {
+			tb.Fatalf("deploy/nginx-cluster.conf no longer lists %q; update this test", old)
+		}
+		conf = strings.Replace(conf, old, "", 1)
+		fmt.Fprintf(&servers, "    server %s;\n", strings.TrimPrefix(n.base, "http://"))
+	}
+	conf = strings.Replace(conf, "upstream tandem_nodes {\n", "upstream tandem_nodes {\n"+servers.String(), 1)
+	listen := "127.0.0.1:" + strconv.Itoa(testenv.UnusedPort(tb))
+	conf = strings.Replace(conf, "listen 127.0.0.1:8080;", "listen "+listen+";", 1)
+	dir := tb.TempDir()
+	errorLog := filepath.Join(dir, "error.log")
+	main := fmt.Sprintf(`daemon off;
+master_process off;
+pid %[1]s/nginx.pid;
+error_log %[2]s info;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path %[1]s/body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+%[3]s
+}
+`, dir, errorLog, conf)
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(main), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(nginx, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", errorLog)
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	tb.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		testenv.Recv(tb, exited, "nginx exiting")
+		if tb.Failed() {
+			b, _ := os.ReadFile(errorLog)
+			tb.Logf("nginx's error log:\n%s", b)
+		}
+	})
+	lb := "http://" + listen
+	testenv.Eventually(tb, "nginx answering on "+listen, func() bool {
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(errorLog)
+			tb.Fatalf("nginx exited:\n%s", b)
+		default:
+		}
+		res, err := http.Get(lb + "/global/health")
+		if err == nil {
+			res.Body.Close()
+		}
+		return err == nil && res.StatusCode == http.StatusOK
+	})
+	return lb
+}
+
 // countedCommand appends a line to ran.txt in the project on each run and prints a word the
 // model's answer repeats.
 const countedCommand = "echo ran | tee -a ran.txt"
@@ -503,6 +576,30 @@ func TestClusterOfThreeNodesAsksOnceAnswersOnceAndStreamsTheTurnEverywhere(t *te
 			}
 			seen[e.cursor] = true
 		}
+	})
+
+	t.Run("deploy/nginx-cluster.conf spreads requests over the nodes and each answers the same", func(t *testing.T) {
+		lb := &tandem{base: c.startBalancer(t), client: &http.Client{Transport: &http.Transport{}}}
+		defer lb.client.CloseIdleConnections()
+		want := a.messages(t, sid)
+		nodes := map[string]bool{}
+		for range 3 * len(c.nodes) {
+			var h map[string]any
+			lb.call(t, http.MethodGet, "/global/health", "", http.StatusOK, &h)
+			node, _ := json.Marshal(h["node"])
+			nodes[string(node)] = true
+			if diff := cmp.Diff(want, lb.messages(t, sid)); diff != "" {
+				t.Fatalf("the session's messages through the balancer differ from node A's (-A +balancer):\n%s", diff)
+			}
+		}
+		if len(nodes) != len(c.nodes) {
+			t.Errorf("the balancer reached the nodes %v, want all %d", nodes, len(c.nodes))
+		}
+		events := lb.subscribe(t)
+		other := lb.newSession(t)
+		events.waitFor(t, "session.created through the balancer", func(e event) bool {
+			return e.Type == "session.created" && strings.Contains(string(e.Properties), other)
+		})
 	})
 }
 
