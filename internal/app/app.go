@@ -290,11 +290,9 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	// What a crash or a graceful stop left waiting resumes its turn: approvals, questions, and MCP
 	// elicitations (their call runs again once its server is connected); what cannot be resumed is
 	// ended with its events.
-	cutOff, err := m.sessions.Recover(ctx)
-	for _, end := range []func(context.Context) error{m.questions.EndInterrupted, m.mcp.EndInterrupted, m.mcp.Restore} {
-		if err == nil {
-			err = end(ctx)
-		}
+	cutOff, err := m.recover(ctx, nil)
+	if err == nil {
+		err = m.mcp.Restore(ctx)
 	}
 	if err != nil {
 		return nil, err
@@ -377,6 +375,18 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	// first turn does not wait for it.
 	m.snaps.Warm(ctx, session.Worktree(dir))
 	return m, nil
+}
+
+// recover resumes or ends what a stop left waiting in the sessions only selects (nil: all): at
+// start, and on several nodes when this node takes over the sessions of one that died.
+func (m *Main) recover(ctx context.Context, only store.SessionFilter) (int, error) {
+	cutOff, err := m.sessions.Recover(ctx, only)
+	for _, end := range []func(context.Context, store.SessionFilter) error{m.questions.EndInterrupted, m.mcp.EndInterrupted} {
+		if err == nil {
+			err = end(ctx, only)
+		}
+	}
+	return cutOff, err
 }
 
 // teardown is the cleanup stack of Start: what it has built so far, undone in reverse order when

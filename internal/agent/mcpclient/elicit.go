@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tandem-dev/tandem/internal/infra/store"
 	"net/url"
 	"time"
 
@@ -106,6 +107,25 @@ func (m *Manager) ReplyElicitation(elicitationID string, r ElicitationReply, by 
 	return m.elicit.Reply(elicitationID, r, by)
 }
 
+// ShareElicitations settles elicitations across the nodes that share the store (pending.Shared);
+// claimed tells the node that asked one that an answer given here won, and that node calls
+// ApplyElicitation.
+func (m *Manager) ShareElicitations(ctx context.Context, claimed func(kind, itemID, sessionID string)) {
+	if m.journal.DB == nil {
+		return
+	}
+	m.journal.Shared = true
+	m.elicit.Share(pending.Shared[Elicitation]{Ctx: ctx, DB: m.journal.DB, Kind: m.journal.Kind, Log: m.log,
+		Claimed: func(itemID, sessionID string) { claimed(m.journal.Kind, itemID, sessionID) },
+		Decode: func(row store.PendingRequest) (pending.Item[Elicitation], error) {
+			e, err := decodeStored(row)
+			return pending.Item[Elicitation]{ID: row.ID, SessionID: row.SessionID, Created: time.UnixMilli(row.Created), Request: e.Elicitation}, err
+		}})
+}
+
+// ApplyElicitation gives an elicitation waiting here the answer another node claimed for it.
+func (m *Manager) ApplyElicitation(elicitationID string) { m.elicit.Apply(elicitationID) }
+
 func (m *Manager) elicitationAsked(it pending.Item[Elicitation]) {
 	m.publish(it.Request.directory, api.EventElicitationAsked, it.Request)
 }
@@ -191,15 +211,16 @@ type storedElicitation struct {
 
 // EndInterrupted resolves the elicitations that were waiting when the server last stopped as
 // cancelled: the MCP server process that asked died with it, so no answer can reach it. Each gets
-// its mcp.elicitation.replied event and is forgotten. Call it at start.
-func (m *Manager) EndInterrupted(ctx context.Context) error {
+// its mcp.elicitation.replied event and is forgotten. Call it at start; only selects the sessions
+// whose elicitations this node ends (on several nodes, its own).
+func (m *Manager) EndInterrupted(ctx context.Context, only store.SessionFilter) error {
 	m.mu.Lock()
 	kept := map[string]bool{}
 	for _, e := range m.resumed {
 		kept[e.ID] = true
 	}
 	m.mu.Unlock()
-	n, err := m.journal.DrainExcept(ctx, kept, func(data []byte) error {
+	n, err := m.journal.DrainExcept(ctx, kept, only, func(data []byte) error {
 		var e storedElicitation
 		if err := json.Unmarshal(data, &e); err != nil {
 			return fmt.Errorf("mcp: stored elicitation: %w", err)
@@ -257,7 +278,7 @@ func (m *Manager) handleElicitation(ctx context.Context, c *conn, req *sdk.Elici
 // the person is resolved as accepted: the server says the out-of-band step is done.
 func (m *Manager) elicitationComplete(server, elicitationID string) {
 	props := api.ElicitationCompleted{Server: server, ElicitationID: elicitationID}
-	for _, it := range m.elicit.List("") {
+	for _, it := range m.elicit.Local("") {
 		if e := it.Request; e.Server == server && e.Mode == "url" && e.ElicitationID == elicitationID && elicitationID != "" {
 			props.ID, props.SessionID = e.ID, e.SessionID
 			m.publish(e.directory, api.EventElicitationCompleted, props)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tandem-dev/tandem/internal/infra/store"
 	"time"
 
 	"github.com/tandem-dev/tandem/internal/agent/pending"
@@ -50,7 +51,7 @@ func (m *Manager) StoppedWaiting(messageID, callID string) bool {
 // the answer), or, when the turn stopped for a shutdown, lets it go still stored.
 func (m *Manager) endCallElicitations(turn context.Context, server, callID string) {
 	stopping := turn != nil && pending.ServerStopping(turn)
-	for _, it := range m.elicit.List("") {
+	for _, it := range m.elicit.Local("") {
 		e := it.Request
 		if e.Server != server || e.Tool == nil || e.Tool.CallID != callID {
 			continue
@@ -74,15 +75,15 @@ func (m *Manager) claim(t ToolRef) (Elicitation, bool) {
 }
 
 // StoredElicitations returns the elicitations left waiting by the previous run that belong to a
-// tool call, by call ("messageID/callID") → elicitation ID.
-func (m *Manager) StoredElicitations(ctx context.Context) (map[string]string, error) {
+// tool call, by call ("messageID/callID") → elicitation ID, of the sessions only selects.
+func (m *Manager) StoredElicitations(ctx context.Context, only store.SessionFilter) (map[string]string, error) {
 	out := map[string]string{}
 	stored, err := m.stored(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range stored {
-		if e.Tool != nil {
+		if e.Tool != nil && only.Has(e.SessionID) {
 			out[callKeyOf(*e.Tool)] = e.ID
 		}
 	}
@@ -99,14 +100,22 @@ func (m *Manager) stored(ctx context.Context) ([]storedElicitation, error) {
 	}
 	out := make([]storedElicitation, 0, len(rows))
 	for _, r := range rows {
-		var e storedElicitation
-		if err := json.Unmarshal(r.Data, &e); err != nil {
-			return nil, fmt.Errorf("mcp: stored elicitation %s: %w", r.ID, err)
+		e, err := decodeStored(r)
+		if err != nil {
+			return nil, err
 		}
-		e.directory = e.Dir
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+func decodeStored(r store.PendingRequest) (storedElicitation, error) {
+	var e storedElicitation
+	if err := json.Unmarshal(r.Data, &e); err != nil {
+		return storedElicitation{}, fmt.Errorf("mcp: stored elicitation %s: %w", r.ID, err)
+	}
+	e.directory = e.Dir
+	return e, nil
 }
 
 // ReserveElicitation lists a stored elicitation again from the start, for the resumed tool call

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"time"
 
 	"github.com/tandem-dev/tandem/internal/infra/store"
 )
@@ -14,6 +15,9 @@ type Journal struct {
 	DB   store.Pending
 	Kind string // "question", "elicitation"
 	Log  *slog.Logger
+	// Shared: several nodes share the store, and a resolved request is kept as done rather than
+	// deleted (Broker.Shared).
+	Shared bool
 }
 
 // Put stores a waiting request's document. A request without a session is not kept: it belongs to
@@ -35,19 +39,24 @@ func (j Journal) Delete(ctx context.Context, itemID string) {
 	if j.DB == nil {
 		return
 	}
-	if err := j.DB.DeletePending(ctx, itemID); err != nil && j.Log != nil {
+	if err := Forget(ctx, j.DB, j.Shared, itemID); err != nil && j.Log != nil {
 		j.Log.Error("forget a resolved request", "kind", j.Kind, "id", itemID, "err", err)
 	}
 }
 
-// Drain hands every request left by a previous run to ended (which announces its end) and forgets
-// it. It returns how many there were.
-func (j Journal) Drain(ctx context.Context, ended func(data []byte) error) (int, error) {
-	return j.DrainExcept(ctx, nil, ended)
+// Forget removes a resolved request from the store, or, when several nodes share it, keeps it as
+// done so that a late answer at another node still learns who answered first.
+func Forget(ctx context.Context, db store.Pending, shared bool, itemID string) error {
+	if shared {
+		return db.FinishPending(ctx, itemID, time.Now().UnixMilli())
+	}
+	return db.DeletePending(ctx, itemID)
 }
 
-// DrainExcept is Drain, leaving the requests whose IDs are in kept (those a resumed turn waits for).
-func (j Journal) DrainExcept(ctx context.Context, kept map[string]bool, ended func(data []byte) error) (int, error) {
+// DrainExcept hands every request left by a previous run to ended (which announces its end) and
+// forgets it, leaving the requests whose IDs are in kept (those a resumed turn waits for) and
+// those of sessions only does not select (another node's). It returns how many it ended.
+func (j Journal) DrainExcept(ctx context.Context, kept map[string]bool, only store.SessionFilter, ended func(data []byte) error) (int, error) {
 	if j.DB == nil {
 		return 0, nil
 	}
@@ -57,14 +66,14 @@ func (j Journal) DrainExcept(ctx context.Context, kept map[string]bool, ended fu
 	}
 	n := 0
 	for _, r := range rows {
-		if kept[r.ID] {
+		if kept[r.ID] || !only.Has(r.SessionID) {
 			continue
 		}
 		n++
 		if err := ended(r.Data); err != nil {
 			return 0, err
 		}
-		if err := j.DB.DeletePending(ctx, r.ID); err != nil {
+		if err := Forget(ctx, j.DB, j.Shared, r.ID); err != nil {
 			return 0, err
 		}
 	}

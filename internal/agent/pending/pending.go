@@ -87,6 +87,8 @@ type Broker[Req, Rep any] struct {
 	reserved map[string]*entry[Req, Rep] // reserved and not yet claimed by Ask
 	decided  map[string]Resolution[Rep]  // recent outcomes, so a late reply gets 409 with the winner
 	order    []string                    // decided IDs, oldest first, to bound the map
+
+	shared *Shared[Req] // set by Share: requests are settled across nodes
 }
 
 type entry[Req, Rep any] struct {
@@ -127,6 +129,8 @@ func (b *Broker[Req, Rep]) Reserve(itemID, sessionID string, req Req, created ti
 	if b.hooks.Asked != nil {
 		b.hooks.Asked(e.item)
 	}
+	// Across nodes, an answer may have been claimed while the node that asked was down.
+	b.Apply(itemID)
 }
 
 // Unreserve cancels a reserved request that no Ask claimed (its turn could not reach it); it
@@ -171,12 +175,12 @@ func (b *Broker[Req, Rep]) Ask(ctx context.Context, itemID, sessionID string, re
 	case r := <-e.done:
 		return r
 	case <-expired:
-		b.resolve(itemID, Resolution[Rep]{Cause: TimedOut, Reason: "no one answered within " + timeout.String()})
+		b.settle(itemID, Resolution[Rep]{Cause: TimedOut, Reason: "no one answered within " + timeout.String()})
 	case <-ctx.Done():
 		if ServerStopping(ctx) {
 			b.Release(itemID)
 		} else {
-			b.resolve(itemID, Resolution[Rep]{Cause: Cancelled, Reason: "the request was cancelled"})
+			b.settle(itemID, Resolution[Rep]{Cause: Cancelled, Reason: "the request was cancelled"})
 		}
 	}
 	// Either our resolve won, or a reply won the race a moment earlier; done holds the winner.
@@ -201,7 +205,17 @@ func (b *Broker[Req, Rep]) Release(itemID string) bool {
 // Reply answers a waiting item. Exactly one resolution wins; a reply to an item already resolved is
 // a Conflict carrying the winning decision, and to an unknown ID a NotFound.
 func (b *Broker[Req, Rep]) Reply(itemID string, rep Rep, by Who) error {
-	won, prev := b.resolve(itemID, Resolution[Rep]{Reply: rep, Cause: Replied, By: by})
+	r := Resolution[Rep]{Reply: rep, Cause: Replied, By: by}
+	var won bool
+	var prev *Resolution[Rep]
+	if b.shared == nil {
+		won, prev = b.resolve(itemID, r)
+	} else {
+		var err error
+		if won, prev, err = b.claim(itemID, r); err != nil {
+			return err
+		}
+	}
 	if won {
 		return nil
 	}
@@ -218,8 +232,7 @@ func (b *Broker[Req, Rep]) Reply(itemID string, rep Rep, by Who) error {
 
 // Cancel resolves one waiting item as cancelled; it reports whether the item was waiting.
 func (b *Broker[Req, Rep]) Cancel(itemID, reason string) bool {
-	won, _ := b.resolve(itemID, Resolution[Rep]{Cause: Cancelled, Reason: reason})
-	return won
+	return b.settle(itemID, Resolution[Rep]{Cause: Cancelled, Reason: reason})
 }
 
 // resolve records r for itemID if it is still waiting. It returns whether r won, and otherwise the
@@ -257,19 +270,33 @@ func (b *Broker[Req, Rep]) resolve(itemID string, r Resolution[Rep]) (bool, *Res
 	return true, nil
 }
 
-// Get returns one waiting item.
+// Get returns one waiting item (across nodes, also one another node asked).
 func (b *Broker[Req, Rep]) Get(itemID string) (Item[Req], bool) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	e, ok := b.waiting[itemID]
-	if !ok {
-		return Item[Req]{}, false
+	b.mu.Unlock()
+	if ok {
+		return e.item, true
 	}
-	return e.item, true
+	if b.shared != nil {
+		if items := b.remote(itemID); len(items) == 1 {
+			return items[0], true
+		}
+	}
+	return Item[Req]{}, false
 }
 
-// List returns the waiting items, oldest first; a non-empty sessionID keeps only that session's.
+// Local returns the items waiting on this node alone (a tool call's own requests), oldest first.
+func (b *Broker[Req, Rep]) Local(sessionID string) []Item[Req] {
+	return b.list(sessionID, false)
+}
+
+// List returns the waiting items (across nodes, every node's), oldest first; a non-empty sessionID keeps only that session's.
 func (b *Broker[Req, Rep]) List(sessionID string) []Item[Req] {
+	return b.list(sessionID, true)
+}
+
+func (b *Broker[Req, Rep]) list(sessionID string, everyNode bool) []Item[Req] {
 	b.mu.Lock()
 	out := make([]Item[Req], 0, len(b.waiting))
 	for _, e := range b.waiting {
@@ -278,6 +305,13 @@ func (b *Broker[Req, Rep]) List(sessionID string) []Item[Req] {
 		}
 	}
 	b.mu.Unlock()
+	if b.shared != nil && everyNode {
+		for _, it := range b.remote("") {
+			if sessionID == "" || it.SessionID == sessionID {
+				out = append(out, it)
+			}
+		}
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Created.Equal(out[j].Created) {
 			return out[i].Created.Before(out[j].Created)

@@ -35,7 +35,7 @@ func TestAResumedRequestsTimeoutCountsFromWhenItWasFirstAsked(t *testing.T) {
 	if err := s.persist(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
-	stored, err := s.Stored(t.Context())
+	stored, err := s.Stored(t.Context(), nil)
 	if err != nil || len(stored) != 1 {
 		t.Fatalf("stored %+v %v", stored, err)
 	}

@@ -175,7 +175,7 @@ func (s *Service) record(it pending.Item[Request], r pending.Resolution[Answer])
 			}); err != nil {
 				return err
 			}
-			return q.DeletePending(req.ctx, req.ID)
+			return pending.Forget(req.ctx, q, s.broker.Shared(), req.ID)
 		})
 	}
 	if err != nil {
@@ -200,26 +200,56 @@ func (s *Service) persist(ctx context.Context, req Request) error {
 	return s.db.PutPending(ctx, store.PendingRequest{ID: req.ID, Kind: pendingKind, SessionID: req.SessionID, Created: req.Time.Created, Data: data})
 }
 
-// Stored returns the requests that were waiting when the server last stopped, oldest first. A
-// session resumes each one's turn with Resume, or gives it up with Abandon.
-func (s *Service) Stored(ctx context.Context) ([]Request, error) {
+// Stored returns the requests that were waiting when the server last stopped, oldest first, of
+// the sessions only selects. A session resumes each one's turn with Resume, or gives it up with
+// Abandon.
+func (s *Service) Stored(ctx context.Context, only store.SessionFilter) ([]Request, error) {
 	rows, err := s.db.ListPending(ctx, pendingKind)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Request, 0, len(rows))
 	for _, row := range rows {
-		var sr storedRequest
-		if err := json.Unmarshal(row.Data, &sr); err != nil {
-			return nil, fmt.Errorf("permission: stored request %s: %w", row.ID, err)
+		if !only.Has(row.SessionID) {
+			continue
 		}
-		req := sr.Request
-		req.directory, req.projectID, req.ctx = sr.Directory, sr.ProjectID, context.WithoutCancel(ctx)
-		req.Decisions = Decisions(req) // stored before decision lists existed, or by an older version
+		req, err := decodeStored(ctx, row)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, req)
 	}
 	return out, nil
 }
+
+func decodeStored(ctx context.Context, row store.PendingRequest) (Request, error) {
+	var sr storedRequest
+	if err := json.Unmarshal(row.Data, &sr); err != nil {
+		return Request{}, fmt.Errorf("permission: stored request %s: %w", row.ID, err)
+	}
+	req := sr.Request
+	req.directory, req.projectID, req.ctx = sr.Directory, sr.ProjectID, context.WithoutCancel(ctx)
+	req.Decisions = Decisions(req) // stored before decision lists existed, or by an older version
+	return req, nil
+}
+
+// Share settles requests across the nodes that share the store: any node lists every node's
+// requests, and the first answer at any node wins (pending.Shared). claimed tells the node that
+// asked a request that an answer given here won; that node calls Apply.
+func (s *Service) Share(ctx context.Context, claimed func(kind, itemID, sessionID string)) {
+	s.broker.Share(pending.Shared[Request]{Ctx: ctx, DB: s.db, Kind: pendingKind, Log: s.log,
+		Claimed: func(itemID, sessionID string) { claimed(pendingKind, itemID, sessionID) },
+		Decode: func(row store.PendingRequest) (pending.Item[Request], error) {
+			req, err := decodeStored(ctx, row)
+			return pending.Item[Request]{ID: row.ID, SessionID: row.SessionID, Created: time.UnixMilli(row.Created), Request: req}, err
+		}})
+}
+
+// Apply gives a request waiting here the answer another node claimed for it.
+func (s *Service) Apply(requestID string) { s.broker.Apply(requestID) }
+
+// PendingKind is the kind of the rows this service stores (store.PendingRequest.Kind).
+const PendingKind = pendingKind
 
 // Abandon resolves a stored request that cannot be resumed as cancelled: it is logged, forgotten
 // and announced with permission.replied, so that no client keeps showing it.

@@ -34,7 +34,7 @@ func TestAQuestionWaitingAtACrashIsEndedVisiblyAtTheNextStart(t *testing.T) {
 	}
 	next := &harness{svc: New(Options{Bus: restarted, DB: db}), sub: sub}
 
-	if err := next.svc.EndInterrupted(t.Context()); err != nil {
+	if err := next.svc.EndInterrupted(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 

@@ -111,8 +111,9 @@ type Stored struct {
 	Created int64 // epoch ms: its timeout counts from here
 }
 
-// Stored returns the questions that were waiting when the server last stopped, oldest first.
-func (s *Service) Stored(ctx context.Context) ([]Stored, error) {
+// Stored returns the questions that were waiting when the server last stopped, oldest first, of
+// the sessions only selects.
+func (s *Service) Stored(ctx context.Context, only store.SessionFilter) ([]Stored, error) {
 	if s.journal.DB == nil {
 		return nil, nil
 	}
@@ -122,15 +123,44 @@ func (s *Service) Stored(ctx context.Context) ([]Stored, error) {
 	}
 	out := make([]Stored, 0, len(rows))
 	for _, row := range rows {
-		var q storedQuestion
-		if err := json.Unmarshal(row.Data, &q); err != nil {
-			return nil, fmt.Errorf("question: stored request %s: %w", row.ID, err)
+		if !only.Has(row.SessionID) {
+			continue
 		}
-		q.Directory = q.Dir
-		out = append(out, Stored{Request: q.Request, Created: row.Created})
+		q, err := decodeStored(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, q)
 	}
 	return out, nil
 }
+
+func decodeStored(row store.PendingRequest) (Stored, error) {
+	var q storedQuestion
+	if err := json.Unmarshal(row.Data, &q); err != nil {
+		return Stored{}, fmt.Errorf("question: stored request %s: %w", row.ID, err)
+	}
+	q.Directory = q.Dir
+	return Stored{Request: q.Request, Created: row.Created}, nil
+}
+
+// Share settles questions across the nodes that share the store (pending.Shared); claimed tells
+// the node that asked a question that an answer given here won, and that node calls Apply.
+func (s *Service) Share(ctx context.Context, claimed func(kind, itemID, sessionID string)) {
+	if s.journal.DB == nil {
+		return
+	}
+	s.journal.Shared = true
+	s.broker.Share(pending.Shared[Request]{Ctx: ctx, DB: s.journal.DB, Kind: s.journal.Kind, Log: s.log,
+		Claimed: func(itemID, sessionID string) { claimed(s.journal.Kind, itemID, sessionID) },
+		Decode: func(row store.PendingRequest) (pending.Item[Request], error) {
+			q, err := decodeStored(row)
+			return pending.Item[Request]{ID: row.ID, SessionID: row.SessionID, Created: time.UnixMilli(row.Created), Request: q.Request}, err
+		}})
+}
+
+// Apply gives a question waiting here the answer another node claimed for it.
+func (s *Service) Apply(requestID string) { s.broker.Apply(requestID) }
 
 // Reserve lists and announces a stored question again from the moment the server starts; the
 // resumed tool call that asked it claims it by its tool reference when it asks again.
@@ -164,16 +194,17 @@ func (s *Service) claim(ref *ToolRef) (Stored, bool) {
 }
 
 // EndInterrupted ends the questions that were waiting when the server last stopped and that no
-// resumed turn reserved (Reserve): each is announced as rejected (question.rejected), as a
-// cancelled question is, and forgotten. Call it at start, after the sessions' recovery.
-func (s *Service) EndInterrupted(ctx context.Context) error {
+// resumed turn reserved (Reserve), of the sessions only selects: each is announced as rejected
+// (question.rejected), as a cancelled question is, and forgotten. Call it at start, after the
+// sessions' recovery.
+func (s *Service) EndInterrupted(ctx context.Context, only store.SessionFilter) error {
 	s.mu.Lock()
 	kept := make(map[string]bool, len(s.resumed))
 	for _, q := range s.resumed {
 		kept[q.ID] = true
 	}
 	s.mu.Unlock()
-	stored, err := s.Stored(ctx)
+	stored, err := s.Stored(ctx, only)
 	if err != nil {
 		return err
 	}

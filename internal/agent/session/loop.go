@@ -56,7 +56,7 @@ type Agent struct {
 type Elicitations interface {
 	// StoredElicitations returns the elicitations left waiting by the previous run, by the tool call
 	// that asked each ("messageID/callID") → elicitation ID.
-	StoredElicitations(ctx context.Context) (map[string]string, error)
+	StoredElicitations(ctx context.Context, only store.SessionFilter) (map[string]string, error)
 	// ReserveElicitation lists a stored elicitation again at once; the resumed call's next
 	// elicitation takes its ID.
 	ReserveElicitation(ctx context.Context, elicitationID string) error

@@ -188,7 +188,7 @@ func TestRecoverMarksInterruptedWork(t *testing.T) {
 
 	restarted := bus.New(bus.Options{})
 	defer restarted.Close()
-	if _, err := New(Options{DB: db, Bus: restarted}).Recover(ctx); err != nil {
+	if _, err := New(Options{DB: db, Bus: restarted}).Recover(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 

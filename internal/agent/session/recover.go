@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
@@ -19,10 +20,13 @@ import (
 // errors and unfinished assistant messages are closed with an error, so nothing is left pending
 // forever. Stored requests whose call cannot be resumed are resolved as cancelled.
 //
+// It deals with the sessions only selects (nil: all): on several nodes, a node recovers the
+// sessions it runs, at its start and when it takes over those of a node that died.
+//
 // It returns how many turns it found cut off (marked or resumed): their clients, attached before the
 // crash, hold a state the restart changed.
-func (s *Service) Recover(ctx context.Context) (int, error) {
-	waiting, byCall, err := s.waitingCalls(ctx)
+func (s *Service) Recover(ctx context.Context, only store.SessionFilter) (int, error) {
+	waiting, byCall, err := s.waitingCalls(ctx, only)
 	if err != nil {
 		return 0, err
 	}
@@ -30,10 +34,12 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	parts = slices.DeleteFunc(parts, func(p store.Part) bool { return !only.Has(p.SessionID) })
 	msgs, err := s.db.UnfinishedMessages(ctx)
 	if err != nil {
 		return 0, err
 	}
+	msgs = slices.DeleteFunc(msgs, func(m store.Message) bool { return !only.Has(m.SessionID) })
 	now := s.nowMS()
 	resumed := map[string]resumePoint{} // assistant message ID -> where its turn resumes
 	err = s.db.Tx(ctx, func(q store.Tx) error {
@@ -75,7 +81,7 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 // waitingCalls returns the approvals stored by the previous run, and the tool calls waiting for a
 // person ("messageID/callID") with the request each waits for: an approval, a question or an MCP
 // elicitation.
-func (s *Service) waitingCalls(ctx context.Context) ([]permission.Request, map[string]resumePoint, error) {
+func (s *Service) waitingCalls(ctx context.Context, only store.SessionFilter) ([]permission.Request, map[string]resumePoint, error) {
 	byCall := map[string]resumePoint{}
 	if s.agent == nil {
 		return nil, byCall, nil
@@ -83,7 +89,7 @@ func (s *Service) waitingCalls(ctx context.Context) ([]permission.Request, map[s
 	var waiting []permission.Request
 	if s.agent.Permissions != nil {
 		var err error
-		if waiting, err = s.agent.Permissions.Stored(ctx); err != nil {
+		if waiting, err = s.agent.Permissions.Stored(ctx, only); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -93,7 +99,7 @@ func (s *Service) waitingCalls(ctx context.Context) ([]permission.Request, map[s
 		}
 	}
 	if s.agent.Questions != nil {
-		asked, err := s.agent.Questions.Stored(ctx)
+		asked, err := s.agent.Questions.Stored(ctx, only)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -104,7 +110,7 @@ func (s *Service) waitingCalls(ctx context.Context) ([]permission.Request, map[s
 		}
 	}
 	if s.agent.Elicitations != nil {
-		asked, err := s.agent.Elicitations.StoredElicitations(ctx)
+		asked, err := s.agent.Elicitations.StoredElicitations(ctx, only)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -51,6 +51,7 @@ type PendingClaim struct {
 const (
 	PendingWaiting = "pending" // nobody has answered
 	PendingClaimed = "claimed" // answered (on any node), not yet applied by the node that asked
+	PendingDone    = "done"    // resolved and applied; kept a while so late answers learn the winner
 )
 
 // ErrFenced is returned for a write made under a session lease that is no longer held: another

@@ -54,6 +54,10 @@ type Pending interface {
 	// update: the first claim on any node wins). It returns the row as it stands afterwards and
 	// whether this claim won; a lost claim's row names the winner. An unknown ID is ErrNotFound.
 	ClaimPending(ctx context.Context, id string, c PendingClaim) (PendingRequest, bool, error)
+	// FinishPending keeps a resolved request as done (several nodes) rather than deleting it.
+	FinishPending(ctx context.Context, id string, at int64) error
+	// PrunePending deletes done requests answered before the given unix ms.
+	PrunePending(ctx context.Context, before int64) (int64, error)
 }
 
 // Shares stores the read-only links to sessions, by a hash of their token.

@@ -34,9 +34,9 @@ func (s *Queries) DeletePending(ctx context.Context, id string) error {
 	return wrap("delete pending request", err)
 }
 
-// ListPending returns the waiting requests of a kind, oldest first.
+// ListPending returns the requests of a kind not yet finished (waiting or claimed), oldest first.
 func (s *Queries) ListPending(ctx context.Context, kind string) ([]PendingRequest, error) {
-	rows, err := s.query(ctx, `SELECT `+pendingColumns+` FROM pending_requests WHERE kind = ? ORDER BY created, id`, kind)
+	rows, err := s.query(ctx, `SELECT `+pendingColumns+` FROM pending_requests WHERE kind = ? AND state <> 'done' ORDER BY created, id`, kind)
 	if err != nil {
 		return nil, wrap("list pending requests", err)
 	}
@@ -82,3 +82,30 @@ func (s *Queries) ClaimPending(ctx context.Context, id string, c PendingClaim) (
 	r, err = s.GetPending(ctx, id)
 	return r, false, err
 }
+
+// FinishPending marks a resolved request done instead of deleting it: on a database several nodes
+// share, a late answer arriving at another node still finds who answered first. Done requests are
+// never listed; PrunePending deletes them once they are old. at (unix ms) dates a request that was
+// never claimed (a timeout, a cancel).
+func (s *Queries) FinishPending(ctx context.Context, id string, at int64) error {
+	_, err := s.exec(ctx, `UPDATE pending_requests SET state = 'done',
+		answered_at = CASE WHEN answered_at = 0 THEN ? ELSE answered_at END WHERE id = ?`, at, id)
+	return wrap("finish pending request", err)
+}
+
+// PrunePending deletes the requests finished before the given time (unix ms); it returns how many.
+func (s *Queries) PrunePending(ctx context.Context, before int64) (int64, error) {
+	res, err := s.exec(ctx, `DELETE FROM pending_requests WHERE state = 'done' AND answered_at < ?`, before)
+	if err != nil {
+		return 0, wrap("prune pending requests", err)
+	}
+	n, err := res.RowsAffected()
+	return n, wrap("prune pending requests", err)
+}
+
+// SessionFilter selects the sessions a recovery deals with (on several nodes: the ones this node
+// runs); nil selects every session.
+type SessionFilter func(sessionID string) bool
+
+// Has reports whether the filter selects the session.
+func (f SessionFilter) Has(sessionID string) bool { return f == nil || f(sessionID) }

@@ -474,3 +474,37 @@ func TestSessionsVersionChangesWithEveryCommittedSessionChange(t *testing.T) {
 		})
 	}
 }
+
+func TestAPendingRequestIsClaimedOnceAndKeptWhenFinished(t *testing.T) {
+	ctx := t.Context()
+	db := open(t)
+	if err := db.PutSession(ctx, store.Session{ID: "ses_1", Directory: "/p", Created: 1, Updated: 1, Data: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutPending(ctx, store.PendingRequest{ID: "per_1", Kind: "permission", SessionID: "ses_1", Created: 5, Data: []byte(`{"a":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	row, won, err := db.ClaimPending(ctx, "per_1", store.PendingClaim{Reply: []byte(`{"reply":"once"}`), By: "curl", At: 10})
+	if err != nil || !won || row.State != store.PendingClaimed || row.AnsweredBy != "curl" {
+		t.Fatalf("first claim: won %v, row %+v, err %v", won, row, err)
+	}
+	row, won, err = db.ClaimPending(ctx, "per_1", store.PendingClaim{Reply: []byte(`{"reply":"reject"}`), By: "web", At: 11})
+	if err != nil || won || string(row.Reply) != `{"reply":"once"}` || row.AnsweredBy != "curl" {
+		t.Fatalf("second claim: won %v, row %+v, err %v (want the first claim's answer)", won, row, err)
+	}
+	if _, _, err := db.ClaimPending(ctx, "per_none", store.PendingClaim{}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("claim of an unknown request: %v, want ErrNotFound", err)
+	}
+	if err := db.FinishPending(ctx, "per_1", 20); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := db.ListPending(ctx, "permission"); err != nil || len(rows) != 0 {
+		t.Errorf("a finished request is listed: %+v, %v", rows, err)
+	}
+	if row, err := db.GetPending(ctx, "per_1"); err != nil || row.State != store.PendingDone || row.AnsweredAt != 10 {
+		t.Errorf("the finished request: %+v, %v (want kept as done, answered at 10)", row, err)
+	}
+	if n, err := db.PrunePending(ctx, 11); err != nil || n != 1 {
+		t.Errorf("prune: %d, %v, want 1", n, err)
+	}
+}
