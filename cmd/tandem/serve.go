@@ -68,6 +68,9 @@ func newServeCommand(web bool) *cobra.Command {
 	fl.StringVar(&f.start.MDNSDomain, "mdns-domain", discovery.DefaultDomain, "host name announced over mDNS")
 	fl.StringVar(&f.mcpApprovals, "mcp-approvals", string(mcpserver.Deny), "for MCP clients (/mcp-server) without elicitation: deny, allow-within-rules or wait")
 	fl.DurationVar(&f.mcpTimeout, "mcp-approval-timeout", mcpserver.DefaultTimeout, "how long an approval asked of an MCP client waits before it is rejected")
+	fl.StringVar(&f.start.Database, "database", "", "a postgres:// URL several nodes share (default $TANDEM_DATABASE_URL, else SQLite in the data directory)")
+	fl.StringVar(&f.start.NodeID, "node-id", "", "this node's name among those sharing --database (default $TANDEM_NODE_ID, else host name and a random suffix)")
+	fl.StringVar(&f.start.Advertise, "advertise", "", "the URL other nodes forward this node's requests to (default $TANDEM_ADVERTISE_URL, else the URL it listens on)")
 	return cmd
 }
 

@@ -77,6 +77,15 @@ type Options struct {
 	// Lease is the data directory's lease when the caller took it already (Start then owns it);
 	// nil: Start takes it, or fails with a *lease.HeldError naming the process that holds it.
 	Lease lease.Lease
+	// Database is a postgres:// URL: the store is that database, which several nodes may share
+	// (empty: SQLite in the data directory, one node).
+	Database string
+	// NodeID names this node among those sharing Database (default: the host name and a random
+	// suffix); a node restarted under the same ID takes its sessions back at once.
+	NodeID string
+	// Advertise is the URL other nodes forward requests for this node's sessions to (default: the
+	// URL it listens on).
+	Advertise string
 }
 
 // Main is a running server with everything it owns; tests start it the way the CLI does. The
@@ -140,6 +149,8 @@ type services struct {
 	env       func(string) string
 	log       *slog.Logger
 	sandbox   *sandbox.Policy // confines the agent's commands
+	member    *member         // this node's part in a shared database; nil on one node
+	storeKind string          // "sqlite" or "postgresql", for the health check
 }
 
 func (s services) api() *routes.API {
@@ -148,11 +159,17 @@ func (s services) api() *routes.API {
 	if s.sessions != nil {
 		projectID, grantScope = s.sessions.ProjectID, s.sessions.GrantScope
 	}
+	global := &routes.Global{Version: s.version, StateDir: s.paths.State, ConfigDir: s.paths.Config, ProjectID: projectID, Started: time.Now(), Store: s.storeKind}
+	var owners routes.Owners // nil on one node
+	if s.member != nil {
+		owners, global.Node, global.Cluster = s.member, s.member.node.ID(), s.member.health
+	}
 	return &routes.API{
+		Owners: owners,
 		Info: openapi.Info{Title: "tandem", Version: s.version,
 			Description: "A coding-agent application server, wire-compatible with OpenCode's HTTP API."},
 		Modules: []routes.Module{
-			&routes.Global{Version: s.version, StateDir: s.paths.State, ConfigDir: s.paths.Config, ProjectID: projectID, Started: time.Now()},
+			global,
 			s.events,
 			&routes.Login{Auth: s.auth},
 			&routes.Sessions{Service: s.sessions},
@@ -196,6 +213,14 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	for _, d := range []struct {
+		v   *string
+		env string
+	}{{&o.Database, "TANDEM_DATABASE_URL"}, {&o.NodeID, "TANDEM_NODE_ID"}, {&o.Advertise, "TANDEM_ADVERTISE_URL"}} {
+		if *d.v == "" {
+			*d.v = o.Env(d.env)
+		}
+	}
 	dir, err := ProjectDir(o.Directory)
 	if err != nil {
 		return nil, err
@@ -214,9 +239,13 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 	undo.push(func() { _ = m.lease.Release() })
 	// A database that exists already was a server's before this one: its clients may come back.
-	_, statErr := os.Stat(filepath.Join(o.Paths.Data, "tandem.db"))
+	target := filepath.Join(o.Paths.Data, "tandem.db")
+	_, statErr := os.Stat(target)
 	restarted := statErr == nil
-	m.db, err = store.Open(ctx, filepath.Join(o.Paths.Data, "tandem.db"))
+	if o.Database != "" {
+		target = o.Database
+	}
+	m.db, err = store.Open(ctx, target)
 	if err != nil {
 		var unwritable *store.UnwritableError
 		if errors.As(err, &unwritable) {
@@ -225,7 +254,15 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		return nil, err
 	}
 	undo.push(func() { _ = m.db.Close() })
-	m.bus = bus.New(bus.Options{})
+	m.storeKind = "sqlite"
+	if shared, ok := m.db.Cluster(); ok {
+		m.storeKind = "postgresql"
+		if m.member, m.bus, err = joinCluster(ctx, m, shared, o); err != nil {
+			return nil, err
+		}
+	} else {
+		m.bus = bus.New(bus.Options{})
+	}
 	m.events = &routes.Events{Bus: m.bus, Heartbeat: o.Heartbeat}
 	m.perms = permission.New(permission.Options{DB: m.db, Bus: m.bus, Logger: o.Logger})
 	keys, err := keys.Open(filepath.Join(o.Paths.Data, keys.FileName))
@@ -282,7 +319,11 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		return append(append(builtins.All(), m.questions.Tool()), m.mcp.Tools()...)
 	}
 	m.snaps = snapshot.New(snapshot.Options{Dir: filepath.Join(o.Paths.Data, "snapshot"), Logger: o.Logger})
-	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version, Snapshots: m.snaps,
+	var runner session.Runner // nil on one node
+	if m.member != nil {
+		runner = m.member
+	}
+	m.sessions = session.New(session.Options{DB: m.db, Bus: m.bus, Logger: o.Logger, Version: version, Snapshots: m.snaps, Runner: runner,
 		// A session's own MCP servers (an editor's, added over ACP) are offered to that session
 		// alone and go with it.
 		Deleted: m.mcp.EndSession,
@@ -290,7 +331,13 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	// What a crash or a graceful stop left waiting resumes its turn: approvals, questions, and MCP
 	// elicitations (their call runs again once its server is connected); what cannot be resumed is
 	// ended with its events.
-	cutOff, err := m.recover(ctx, nil)
+	var cutOff int
+	if m.member == nil {
+		cutOff, err = m.recover(ctx, nil)
+	} else {
+		// Several nodes: each recovers the sessions it takes over, once it has joined.
+		m.member.share()
+	}
 	if err == nil {
 		err = m.mcp.Restore(ctx)
 	}
@@ -351,6 +398,16 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	url := m.srv.URL()
 	m.webBase.Store(&url)
 	m.srv.Serve()
+	if m.member != nil {
+		advertise := o.Advertise
+		if advertise == "" {
+			advertise = url
+		}
+		if err := m.member.start(ctx, advertise); err != nil {
+			_ = m.Close()
+			return nil, err
+		}
+	}
 	// From here on the server runs: Close tears it down, in its own order.
 	undo.disarm()
 	m.unadvertise = func() {}
@@ -545,6 +602,9 @@ func (m *Main) Close() error {
 	m.snaps.Close()
 	m.ptys.Close()
 	m.stopMCP()
+	if m.member != nil {
+		m.member.node.Close() // the other nodes take this node's sessions over at once
+	}
 	m.bus.Close() // every event stream writes server.shutdown and ends
 	m.closeNotify()
 	streamsDone := make(chan struct{})

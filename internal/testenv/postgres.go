@@ -2,7 +2,9 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -28,22 +30,78 @@ func Postgres(tb testing.TB) string {
 	if base := os.Getenv("TANDEM_TEST_DATABASE_URL"); base != "" {
 		return createDatabase(tb, base)
 	}
-	bin := postgresBin(tb)
-	dir, err := os.MkdirTemp("", "tandem-pg-")
+	base, stop, err := startPostgres(tb.Context())
+	var missing errMissing
+	if errors.As(err, &missing) {
+		Missing(tb, "%s", missing)
+	}
 	if err != nil {
 		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := stop(); err != nil {
+			tb.Errorf("stop PostgreSQL: %v", err)
+		}
+	})
+	return createDatabase(tb, base)
+}
+
+// SharePostgres starts one throwaway PostgreSQL cluster for a whole test binary (call it from
+// TestMain, and stop after m.Run) and points TANDEM_TEST_DATABASE_URL at it, so that each Postgres
+// call of the binary creates a database there rather than starting a cluster of its own (seconds
+// each). When TANDEM_TEST_DATABASE_URL is set already, or PostgreSQL is not installed, it starts
+// nothing: Postgres then behaves as it does without it.
+func SharePostgres(ctx context.Context) (stop func() error, err error) {
+	nothing := func() error { return nil }
+	if os.Getenv("TANDEM_TEST_DATABASE_URL") != "" {
+		return nothing, nil
+	}
+	base, stopCluster, err := startPostgres(ctx)
+	var missing errMissing
+	if errors.As(err, &missing) {
+		return nothing, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Setenv("TANDEM_TEST_DATABASE_URL", base); err != nil {
+		return nil, errors.Join(err, stopCluster())
+	}
+	return func() error {
+		os.Unsetenv("TANDEM_TEST_DATABASE_URL")
+		return stopCluster()
+	}, nil
+}
+
+// errMissing says PostgreSQL is not installed here.
+type errMissing string
+
+func (e errMissing) Error() string { return string(e) }
+
+// startPostgres initialises and starts a cluster in a new temporary directory and returns the URL
+// of its "postgres" database and a function that stops it (immediate mode) and deletes it.
+func startPostgres(ctx context.Context) (base string, stop func() error, err error) {
+	bin, err := postgresBin()
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "tandem-pg-")
+	if err != nil {
+		return "", nil, err
 	}
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			Missing(tb, "PostgreSQL refuses to run as root and there is no postgres user (apt-get install postgresql)")
+			os.RemoveAll(dir)
+			return "", nil, errMissing("PostgreSQL refuses to run as root and there is no postgres user (apt-get install postgresql)")
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 		if err := os.Chown(dir, uid, gid); err != nil {
-			tb.Fatal(err)
+			os.RemoveAll(dir)
+			return "", nil, err
 		}
 	}
 	run := func(ctx context.Context, name string, args ...string) error {
@@ -58,48 +116,57 @@ func Postgres(tb testing.TB) string {
 		}
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(tb.Context(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	data := filepath.Join(dir, "data")
 	if err := run(ctx, "initdb", "-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale", "C"); err != nil {
 		os.RemoveAll(dir)
-		tb.Fatalf("initdb: %v", err)
+		return "", nil, fmt.Errorf("initdb: %w", err)
 	}
-	port := UnusedPort(tb)
+	port, err := freePort()
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", port, dir)
 	if err := run(ctx, "pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start"); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
 		os.RemoveAll(dir)
-		tb.Fatalf("start PostgreSQL: %v\n%s", err, log)
+		return "", nil, fmt.Errorf("start PostgreSQL: %w\n%s", err, log)
 	}
-	tb.Cleanup(func() {
-		stop, cancel := context.WithTimeout(context.WithoutCancel(tb.Context()), 30*time.Second)
+	stop = func() error {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		if err := run(stop, "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"); err != nil {
-			tb.Errorf("stop PostgreSQL: %v", err)
-		}
-		os.RemoveAll(dir)
-	})
-	return createDatabase(tb, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port))
+		err := run(ctx, "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
+		return errors.Join(err, os.RemoveAll(dir))
+	}
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port), stop, nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // postgresBin finds the directory of initdb and pg_ctl: on PATH, or Debian's versioned directory.
-func postgresBin(tb testing.TB) string {
-	tb.Helper()
+func postgresBin() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
 		if q, err := exec.LookPath("pg_ctl"); err == nil && filepath.Dir(p) == filepath.Dir(q) {
-			return filepath.Dir(p)
+			return filepath.Dir(p), nil
 		}
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(dirs, func(i, j int) bool { return pgVersion(dirs[i]) > pgVersion(dirs[j]) })
 	for _, d := range dirs {
 		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
-			return d
+			return d, nil
 		}
 	}
-	Missing(tb, "PostgreSQL's initdb is not installed (apt-get install postgresql)")
-	return ""
+	return "", errMissing("PostgreSQL's initdb is not installed (apt-get install postgresql)")
 }
 
 func pgVersion(binDir string) int {

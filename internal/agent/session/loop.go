@@ -387,6 +387,13 @@ func providerError(err error) *MessageError {
 
 // runQueued is the run queue's work: one turn of a session, whichever kind it is.
 func (s *Service) runQueued(ctx context.Context, sessionID string, t *turn) (WithParts, error) {
+	if s.runner != nil {
+		fenced, err := s.runner.Run(ctx, sessionID)
+		if err != nil {
+			return WithParts{}, err
+		}
+		ctx = fenced
+	}
 	if t.shell != nil {
 		return s.runShell(ctx, *s.agent, sessionID, t)
 	}
@@ -421,6 +428,19 @@ func (s *Service) Shutdown(ctx context.Context) {
 		s.abortAndWait(sid, pending.ErrServerStopping)
 	}
 	s.runs.wait(ctx)
+}
+
+// Running reports whether a turn of the session runs (or waits to run) on this node.
+func (s *Service) Running(sessionID string) bool { return s.runs != nil && s.runs.running(sessionID) }
+
+// Release stops a session's turn on this node as a shutdown would: what waits for a person is let
+// go, still stored. It is for a session another node has taken over (this node was not heard from
+// in time): the requests and the turn are that node's now, and this node's writes are fenced.
+func (s *Service) Release(sessionID string) {
+	if s.agent == nil {
+		return
+	}
+	s.abortAndWait(sessionID, pending.ErrServerStopping)
 }
 
 func (s *Service) setStatus(directory, sessionID string, st Status) {

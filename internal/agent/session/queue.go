@@ -211,6 +211,14 @@ func (q *runQueue) stop(sessionID string, cause error, settle func(*turn) WithPa
 	}
 }
 
+// running reports whether the session has a runner (a turn running or queued).
+func (q *runQueue) running(sessionID string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, ok := q.runners[sessionID]
+	return ok
+}
+
 // close refuses every turn from now on and returns the sessions that have a runner.
 func (q *runQueue) close() []string {
 	q.mu.Lock()

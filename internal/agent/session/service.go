@@ -66,6 +66,8 @@ type Service struct {
 	runs  *runQueue // each session's turns, one at a time
 
 	live liveSteps // the model calls streaming now, whose open parts are not stored yet
+
+	runner Runner // nil: this process runs every session (one node)
 }
 
 // Options configure a Service.
@@ -87,6 +89,9 @@ type Options struct {
 	// the store and before session.deleted is published: what belonged to it alone (the MCP
 	// servers added for it) ends there. Nil: nobody is told.
 	Deleted func(sessionID string)
+	// Runner, when several nodes share the database, leases each turn's session to this node and
+	// fences its writes; nil on one node.
+	Runner Runner
 }
 
 // New makes a session service over an open store.
@@ -103,6 +108,7 @@ func New(o Options) *Service {
 		deleted:     o.Deleted,
 		version:     o.Version,
 		updateEvery: o.UpdateEvery,
+		runner:      o.Runner,
 	}
 	s.sessionLists.rows, s.sessionLists.db = rows, o.DB
 	s.projects.dirs = o.DB

@@ -142,6 +142,9 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 			gate = ag.Permissions.Gate(scope)
 		}
 	}
+	if s.runner != nil {
+		gate = fencedGate{Gate: gate, runner: s.runner}
+	}
 	// Live progress (a command's output so far) is announced at a bounded rate, the newest always.
 	var mu sync.Mutex
 	var latest tool.Progress

@@ -8,6 +8,13 @@
 // its last cursor receives exactly what it missed. A cursor names the boot of the bus as well as the
 // sequence number; a cursor from another boot, or older than the ring, cannot be replayed and the
 // client must resynchronise.
+//
+// Several nodes on one database run the bus in cluster mode: Publish encodes an event and hands it
+// to Options.Sink (the node's writer to the shared event log) instead of delivering it, and the
+// node's tailer feeds every logged event — its own and the other nodes' — back through Deliver with
+// the log's sequence number. Options.Boot is then the cluster's ID, so a cursor is valid on every
+// node and across restarts, and a cursor older than the ring is served from the log through
+// Options.Backfill instead of asking the client to resynchronise.
 package bus
 
 import (
@@ -35,6 +42,8 @@ type Event struct {
 	Payload json.RawMessage
 	// Global is the /global/event envelope {"directory"?, "payload"} as JSON.
 	Global json.RawMessage
+	// Origin is the ID of the node that published the event (cluster mode; empty on a single node).
+	Origin string
 }
 
 // Options size the bus.
@@ -50,6 +59,22 @@ type Options struct {
 	MaxStall time.Duration
 	// Now is the clock; tests set it to make a stall without waiting for one.
 	Now func() time.Time
+
+	// Boot is the prefix of every cursor (default: random, so a cursor from an earlier run is not
+	// mistaken for one of this run). In cluster mode it is the cluster's ID: the sequence numbers
+	// are the shared log's, the same on every node and across restarts.
+	Boot string
+	// Sink, when set, puts the bus in cluster mode: Publish encodes the event (ID, Payload, Global)
+	// and hands it to Sink, which must not block for long, instead of sequencing and delivering it.
+	// The event comes back through Deliver once the log has given it its sequence number.
+	Sink func(*Event)
+	// Backfill returns the events with after < Seq < before, oldest first: Subscribe calls it
+	// (through SubscribeContext, outside the bus's lock) for a cursor older than the ring, and to
+	// check a cursor ahead of this bus. Nil: such a cursor asks for a resync.
+	Backfill func(ctx context.Context, after, before uint64) ([]*Event, error)
+	// Log receives what the bus cannot return to anyone: a Deliver out of order, a failed Backfill
+	// (default: discarded).
+	Log *slog.Logger
 }
 
 // Bus is the event hub. The zero value is not usable; call New.
@@ -59,12 +84,17 @@ type Bus struct {
 	maxQueued int
 	maxStall  time.Duration
 	now       func() time.Time
+	sink      func(*Event)
+	backfill  func(ctx context.Context, after, before uint64) ([]*Event, error)
+	log       *slog.Logger
 
-	mu     sync.Mutex
-	seq    uint64
-	ring   []*Event // ring[seq % len(ring)]
-	subs   map[*Subscription]struct{}
-	closed bool
+	mu      sync.Mutex
+	seq     uint64
+	first   uint64   // the oldest sequence number the ring can hold: events before it were never in it
+	ring    []*Event // ring[seq % len(ring)]
+	subs    map[*Subscription]struct{}
+	closed  bool
+	ignored uint64 // Deliver calls refused for an old sequence number
 }
 
 // New returns a bus with a fresh boot identifier.
@@ -81,14 +111,24 @@ func New(o Options) *Bus {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
+	if o.Boot == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		o.Boot = hex.EncodeToString(b[:])
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
 	return &Bus{
-		boot:      hex.EncodeToString(b[:]),
+		boot:      o.Boot,
 		ids:       id.NewSource(),
 		maxQueued: o.MaxQueued,
 		maxStall:  o.MaxStall,
 		now:       o.Now,
+		sink:      o.Sink,
+		backfill:  o.Backfill,
+		log:       o.Log,
+		first:     1,
 		ring:      make([]*Event, o.Replay),
 		subs:      make(map[*Subscription]struct{}),
 	}
@@ -106,8 +146,9 @@ func (b *Bus) Emit(log *slog.Logger, directory, typ string, properties any) {
 	}
 }
 
-// Publish encodes and delivers an event. It never blocks on subscribers. properties must marshal
-// to a JSON object; an encoding failure is a programming error and is returned.
+// Publish encodes and delivers an event (in cluster mode: hands it to Options.Sink). It never
+// blocks on subscribers. properties must marshal to a JSON object; an encoding failure is a
+// programming error and is returned.
 func (b *Bus) Publish(directory, typ string, properties any) error {
 	props, err := json.Marshal(properties)
 	if err != nil {
@@ -125,7 +166,25 @@ func (b *Bus) Publish(directory, typ string, properties any) error {
 	payload = append(payload, `,"properties":`...)
 	payload = append(payload, props...)
 	payload = append(payload, '}')
+	ev := &Event{ID: evID, Type: typ, Directory: directory, Payload: payload, Global: globalEnvelope(directory, payload)}
+	if b.sink != nil {
+		b.sink(ev)
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.seq++
+	ev.Seq = b.seq
+	b.deliverLocked(ev)
+	return nil
+}
 
+// globalEnvelope wraps an instance envelope for /global/event. Publish and FromLog both build it
+// here, so an event rebuilt from the log is byte for byte the one its publisher made.
+func globalEnvelope(directory string, payload []byte) []byte {
 	global := make([]byte, 0, len(payload)+len(directory)+32)
 	global = append(global, '{')
 	if directory != "" {
@@ -136,18 +195,70 @@ func (b *Bus) Publish(directory, typ string, properties any) error {
 	global = append(global, `"payload":`...)
 	global = append(global, payload...)
 	global = append(global, '}')
-	ev := &Event{ID: evID, Type: typ, Directory: directory, Payload: payload, Global: global}
+	return global
+}
+
+// FromLog rebuilds an event from its row in the cluster's log: payload is the instance envelope
+// Publish made (so ID comes from it), and Global is rebuilt the way Publish built it.
+func FromLog(seq uint64, directory, typ string, payload []byte, origin string) *Event {
+	var env struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(payload, &env) // a payload without an id still delivers; ID stays empty
+	return &Event{
+		Seq: seq, ID: env.ID, Type: typ, Directory: directory, Origin: origin,
+		Payload: payload, Global: globalEnvelope(directory, payload),
+	}
+}
+
+// Deliver sequences and fans out an event whose Seq is already set: in cluster mode, each event of
+// the shared log, in the log's order. Seq must grow; an event at or before the bus's position
+// (already delivered) is ignored, logged and counted (Ignored). An event after a gap (the log was
+// pruned past this node, or Begin was not called) starts the ring afresh; what came before it is
+// served through Backfill.
+func (b *Bus) Deliver(ev *Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return nil
+		return
 	}
-	b.seq++
-	ev.Seq = b.seq
+	if ev.Seq <= b.seq {
+		b.ignored++
+		b.log.Warn("bus: an event at or before the bus's position was not delivered again",
+			"seq", ev.Seq, "position", b.seq, "type", ev.Type, "origin", ev.Origin)
+		return
+	}
+	if ev.Seq != b.seq+1 {
+		b.first = ev.Seq
+	}
+	b.seq = ev.Seq
+	b.deliverLocked(ev)
+}
+
+// Begin sets the position a bus in cluster mode starts after: the log's newest sequence number
+// when the node joins. Those events are not in the ring (Backfill serves them), and Cursor and new
+// subscriptions start from there. It has no effect on a bus already past seq.
+func (b *Bus) Begin(seq uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if seq > b.seq {
+		b.seq, b.first = seq, seq+1
+	}
+}
+
+// Ignored reports how many events Deliver refused as already delivered.
+func (b *Bus) Ignored() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ignored
+}
+
+// deliverLocked keeps ev in the ring and queues it for every subscriber that wants it.
+func (b *Bus) deliverLocked(ev *Event) {
 	b.ring[ev.Seq%uint64(len(b.ring))] = ev
 	now := b.now()
 	for s := range b.subs {
-		if !s.accepts(ev) {
+		if ev.Seq <= s.after || !s.accepts(ev) {
 			continue
 		}
 		if len(s.queue) > 0 && (s.queued+len(ev.Global) > b.maxQueued || now.Sub(s.since) > b.maxStall) {
@@ -161,7 +272,6 @@ func (b *Bus) Publish(directory, typ string, properties any) error {
 		s.queue = append(s.queue, ev)
 		s.queued += len(ev.Global)
 	}
-	return nil
 }
 
 // NewEventID makes an evt_ ID for a frame that is not published (heartbeats, connection notices).
@@ -187,6 +297,7 @@ type Subscription struct {
 	ready  chan struct{} // holds a token while events wait or once the subscription has ended
 
 	// Guarded by bus.mu.
+	after  uint64 // events up to this sequence number are not queued: the client has them already
 	queue  []*Event
 	queued int       // bytes in queue
 	since  time.Time // when the oldest event in queue was queued
@@ -307,42 +418,115 @@ type Resume struct {
 
 // Subscribe registers a listener. With a non-empty lastEventID the events after it are returned for
 // replay; registration and replay happen atomically, so no event is lost or repeated in between.
+// A cursor older than the ring asks for a resync; SubscribeContext serves it from the log instead.
 func (b *Bus) Subscribe(lastEventID string, filter Filter) (*Subscription, Resume, error) {
+	return b.subscribe(lastEventID, filter, nil)
+}
+
+// SubscribeContext is Subscribe for a bus in cluster mode: a cursor older than the ring is served
+// from the log through Options.Backfill (the ring's part is taken atomically with the registration,
+// the older part fetched after it under ctx and put first), and a cursor a little ahead of this
+// node (another node had delivered further when the client left it) is checked against the log and
+// honoured: the subscription starts after it. A Backfill that fails, or finds the cursor's events
+// pruned, asks for a resync, as a single node does for a cursor older than its ring.
+func (b *Bus) SubscribeContext(ctx context.Context, lastEventID string, filter Filter) (*Subscription, Resume, error) {
+	var fetch func(after, before uint64) ([]*Event, error)
+	if b.backfill != nil {
+		fetch = func(after, before uint64) ([]*Event, error) { return b.backfill(ctx, after, before) }
+	}
+	return b.subscribe(lastEventID, filter, fetch)
+}
+
+// subscribe is both; fetch is nil for Subscribe (and without Options.Backfill).
+func (b *Bus) subscribe(lastEventID string, filter Filter, fetch func(after, before uint64) ([]*Event, error)) (*Subscription, Resume, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.closed {
+		b.mu.Unlock()
 		return nil, Resume{}, ErrClosed
 	}
 	s := &Subscription{bus: b, ready: make(chan struct{}, 1), filter: filter}
 	var r Resume
+	var from, oldest uint64
+	older, ahead := false, false
 	if lastEventID != "" {
-		from, ok := b.parseCursor(lastEventID)
-		oldest := uint64(1)
-		if b.seq > uint64(len(b.ring)) {
+		var ok bool
+		from, ok = b.parseCursor(lastEventID)
+		oldest = b.first
+		if b.seq >= uint64(len(b.ring)) && b.seq-uint64(len(b.ring))+1 > oldest {
 			oldest = b.seq - uint64(len(b.ring)) + 1
 		}
+		canFetch := fetch != nil
 		switch {
-		case !ok || from > b.seq || from+1 < oldest:
+		case !ok:
+			r.Resync = true
+		case from > b.seq && canFetch:
+			ahead, s.after = true, from
+		case from+1 < oldest && canFetch:
+			older = true
+			r.Replay = b.replayLocked(s, oldest, b.seq)
+		case from > b.seq || from+1 < oldest:
 			r.Resync = true
 		default:
-			for seq := from + 1; seq <= b.seq; seq++ {
-				if ev := b.ring[seq%uint64(len(b.ring))]; s.accepts(ev) {
-					r.Replay = append(r.Replay, ev)
-				}
-			}
+			r.Replay = b.replayLocked(s, from+1, b.seq)
 		}
 	}
-	r.Cursor = b.cursor(b.seq)
+	position := b.seq
+	r.Cursor = b.cursor(max(position, s.after))
 	b.subs[s] = struct{}{}
+	b.mu.Unlock()
+
+	switch {
+	case ahead:
+		// The events up to the cursor reach this bus through Deliver and are skipped; the cursor
+		// is real if the log holds its event.
+		evs, err := fetch(position, from+1)
+		if err != nil || len(evs) == 0 || evs[len(evs)-1].Seq != from {
+			if err != nil {
+				b.log.Warn("bus: could not check a cursor ahead of this node; the client resynchronises", "cursor", lastEventID, "err", err)
+			}
+			// Not a position of the log: start afresh, the client resynchronises.
+			s.Close()
+			s, r, err = b.subscribe("", filter, nil)
+			r.Resync = true
+			return s, r, err
+		}
+	case older:
+		evs, err := fetch(from, oldest)
+		if err != nil {
+			b.log.Warn("bus: could not fetch the events before the ring; the client resynchronises", "cursor", lastEventID, "err", err)
+		}
+		if err != nil || len(evs) == 0 || evs[0].Seq != from+1 {
+			r.Resync, r.Replay = true, nil // pruned (or unreadable): what the client missed is gone
+			break
+		}
+		replay := make([]*Event, 0, len(evs)+len(r.Replay))
+		for _, ev := range evs {
+			if ev.Seq < oldest && s.accepts(ev) {
+				replay = append(replay, ev)
+			}
+		}
+		r.Replay = append(replay, r.Replay...)
+	}
 	return s, r, nil
 }
 
+// replayLocked returns the ring's events from..to that s accepts.
+func (b *Bus) replayLocked(s *Subscription, from, to uint64) []*Event {
+	var out []*Event
+	for seq := from; seq <= to; seq++ {
+		if ev := b.ring[seq%uint64(len(b.ring))]; s.accepts(ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 func (b *Bus) parseCursor(c string) (uint64, bool) {
-	boot, seq, ok := strings.Cut(c, "-")
-	if !ok || boot != b.boot {
+	i := strings.LastIndexByte(c, '-')
+	if i < 0 || c[:i] != b.boot {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(seq, 10, 64)
+	n, err := strconv.ParseUint(c[i+1:], 10, 64)
 	return n, err == nil
 }
 

@@ -22,6 +22,9 @@ type Guard func(op Op, h http.Handler) http.Handler
 type API struct {
 	Info    openapi.Info
 	Modules []Module
+	// Owners, when several nodes share one database, sends requests acting on a session's run to
+	// the node that runs it; nil on one node.
+	Owners Owners
 }
 
 // Ops lists every operation, the document's included, in a stable order.
@@ -50,6 +53,9 @@ func (a *API) Router(guard Guard) chi.Router {
 	})
 	for _, op := range a.Ops() {
 		var h http.Handler = op.Handler
+		if a.Owners != nil && runsOnOwner(op) {
+			h = forwardToOwner(a.Owners, h)
+		}
 		if guard != nil {
 			h = guard(op, h)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/bus"
+	"github.com/tandem-dev/tandem/internal/infra/cluster"
 )
 
 // Events serves the two SSE streams.
@@ -70,6 +71,8 @@ var sseHeaders = map[string]string{
 }
 
 func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, filter bus.Filter) {
+	// The signals nodes send one another through the shared log are no client's business.
+	shown := func(ev *bus.Event) bool { return !cluster.Internal(ev.Type) && (filter == nil || filter(ev)) }
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
 		last = r.URL.Query().Get("lastEventID")
@@ -80,7 +83,7 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 	if last == "" {
 		last = e.cut.take(who, time.Now())
 	}
-	sub, resume, err := e.Bus.Subscribe(last, filter)
+	sub, resume, err := e.Bus.Subscribe(last, shown)
 	if err != nil {
 		writeError(w, r, unavailable("the server is shutting down"))
 		return

@@ -18,12 +18,30 @@ type Global struct {
 	// ProjectID names the project of a directory.
 	ProjectID func(ctx context.Context, dir string) string
 	Started   time.Time
+	// Node names this node and Store its kind of store ("sqlite", "postgresql"), for the health
+	// check; Cluster, when several nodes share the store, reports this node's view of them.
+	Node, Store string
+	Cluster     func() *ClusterHealth
 }
 
 // Health is GET /global/health.
 type Health struct {
 	Healthy bool   `json:"healthy" const:"true"`
 	Version string `json:"version"`
+	// Node is this node's ID (several nodes) and Store the kind of store it runs on.
+	Node  string `json:"node,omitempty"`
+	Store string `json:"store,omitempty" enum:"sqlite,postgresql"`
+	// Cluster is this node's view of the nodes sharing its store; absent on one node.
+	Cluster *ClusterHealth `json:"cluster,omitempty"`
+}
+
+// ClusterHealth is a node's view of the nodes that share its database.
+type ClusterHealth struct {
+	ID        string `json:"id"`        // the database's cluster ID, the prefix of every event cursor
+	Nodes     int    `json:"nodes"`     // live nodes at the last look, this one included
+	Listening bool   `json:"listening"` // the doorbell is connected (else events arrive by polling, within a second)
+	Delivered uint64 `json:"delivered"` // the newest event of the shared log this node has delivered
+	Queued    int    `json:"queued"`    // events published here and not yet in the shared log
 }
 
 // Paths is OpenCode's Path document.
@@ -55,7 +73,13 @@ type ProjectTime struct {
 func (g *Global) Ops() []Op {
 	return []Op{
 		op(http.MethodGet, "/global/health", "global.health", "Get health",
-			func(c *Call, _ *struct{}) (Health, error) { return Health{Healthy: true, Version: g.Version}, nil }).
+			func(c *Call, _ *struct{}) (Health, error) {
+				h := Health{Healthy: true, Version: g.Version, Node: g.Node, Store: g.Store}
+				if g.Cluster != nil {
+					h.Cluster = g.Cluster()
+				}
+				return h, nil
+			}).
 			public().doc("The only route served without credentials."),
 		op(http.MethodGet, "/path", "path.get", "Get paths", func(c *Call, _ *struct{}) (Paths, error) {
 			home, _ := os.UserHomeDir()

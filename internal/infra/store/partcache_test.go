@@ -31,6 +31,10 @@ func partsRead(t *testing.T, q store.Messages, sessionID string) string {
 // TestReadsSeeEveryCommittedChangeToParts reads a session (so its parts are cached), changes it in
 // each way the store can, and reads it again: every read shows what is stored.
 func TestReadsSeeEveryCommittedChangeToParts(t *testing.T) {
+	eachBackendOpener(t, readsSeeEveryCommittedChangeToParts)
+}
+
+func readsSeeEveryCommittedChangeToParts(t *testing.T, open func(t *testing.T) *store.DB) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
@@ -115,33 +119,34 @@ func TestReadsSeeEveryCommittedChangeToParts(t *testing.T) {
 // part again and again; once the writer is done, a read shows its last write.
 func TestReadsRacingWritesNeverKeepAnOldPart(t *testing.T) {
 	ctx := context.Background()
-	db := open(t)
-	put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
-	if err := db.PutMessage(ctx, store.Message{ID: "msg_1", SessionID: "ses_a", Created: 1, Data: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
-	const writes = 200
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for i := range writes {
-			if err := db.PutPart(ctx, store.Part{ID: "prt_1", MessageID: "msg_1", SessionID: "ses_a", Data: fmt.Appendf(nil, `%d`, i)}); err != nil {
-				t.Error(err)
-				return
-			}
+	eachBackend(t, func(t *testing.T, db *store.DB) {
+		put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
+		if err := db.PutMessage(ctx, store.Message{ID: "msg_1", SessionID: "ses_a", Created: 1, Data: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
 		}
-	})
-	for range 2 {
+		const writes = 200
+		var wg sync.WaitGroup
 		wg.Go(func() {
-			for range writes {
-				if _, _, err := db.ListMessages(ctx, store.MessageQuery{SessionID: "ses_a"}); err != nil {
+			for i := range writes {
+				if err := db.PutPart(ctx, store.Part{ID: "prt_1", MessageID: "msg_1", SessionID: "ses_a", Data: fmt.Appendf(nil, `%d`, i)}); err != nil {
 					t.Error(err)
 					return
 				}
 			}
 		})
-	}
-	wg.Wait()
-	if got, want := partsRead(t, db, "ses_a"), fmt.Sprintf("msg_1:%d", writes-1); got != want {
-		t.Errorf("after the last write: %s, want %s", got, want)
-	}
+		for range 2 {
+			wg.Go(func() {
+				for range writes {
+					if _, _, err := db.ListMessages(ctx, store.MessageQuery{SessionID: "ses_a"}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if got, want := partsRead(t, db, "ses_a"), fmt.Sprintf("msg_1:%d", writes-1); got != want {
+			t.Errorf("after the last write: %s, want %s", got, want)
+		}
+	})
 }

@@ -23,9 +23,11 @@ type PendingRequest struct {
 
 // PutPending stores (or replaces) a waiting request.
 func (s *Queries) PutPending(ctx context.Context, r PendingRequest) error {
-	_, err := s.exec(ctx, `INSERT INTO pending_requests (id, kind, session_id, created, data) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, r.ID, r.Kind, r.SessionID, r.Created, r.Data)
-	return wrap("put pending request", err)
+	return s.fenced(ctx, r.SessionID, func(q *Queries) error {
+		_, err := q.exec(ctx, `INSERT INTO pending_requests (id, kind, session_id, created, data) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET data = excluded.data`, r.ID, r.Kind, r.SessionID, r.Created, r.Data)
+		return wrap("put pending request", err)
+	})
 }
 
 // DeletePending forgets a request that has been resolved; an unknown ID is not an error.

@@ -90,9 +90,12 @@ type Decision struct {
 
 // LogDecision appends to the decision log.
 func (s *Queries) LogDecision(ctx context.Context, d Decision) error {
-	_, err := s.exec(ctx, `INSERT OR REPLACE INTO permission_decisions
+	_, err := s.exec(ctx, `INSERT INTO permission_decisions
 		(request_id, session_id, directory, permission, patterns, reply, message, cause, client, addr, asked, decided)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (request_id) DO UPDATE SET session_id = excluded.session_id, directory = excluded.directory,
+		permission = excluded.permission, patterns = excluded.patterns, reply = excluded.reply, message = excluded.message,
+		cause = excluded.cause, client = excluded.client, addr = excluded.addr, asked = excluded.asked, decided = excluded.decided`,
 		d.RequestID, d.SessionID, d.Directory, d.Permission, d.Patterns, d.Reply, d.Message, d.Cause, d.Client, d.Addr, d.Asked, d.Decided)
 	return wrap("log decision", err)
 }

@@ -20,68 +20,69 @@ func textPart(t *testing.T, db *store.DB, sid, mid, pid, typ, text string) {
 }
 
 func TestSearchTextFindsWhatTheConversationSays(t *testing.T) {
-	db := open(t)
-	ctx := context.Background()
-	put(t, db, store.Session{ID: "ses_old", Directory: "/p", Title: "old", Created: 1, Updated: 1})
-	put(t, db, store.Session{ID: "ses_new", Directory: "/p", Title: "new", Created: 2, Updated: 2})
-	put(t, db, store.Session{ID: "ses_elsewhere", Directory: "/q", Title: "q", Created: 3, Updated: 3})
-	for _, sid := range []string{"ses_old", "ses_new", "ses_elsewhere"} {
-		if err := db.PutMessage(ctx, store.Message{ID: "msg_" + sid, SessionID: sid, Created: 1, Data: []byte(`{}`)}); err != nil {
-			t.Fatal(err)
+	eachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		put(t, db, store.Session{ID: "ses_old", Directory: "/p", Title: "old", Created: 1, Updated: 1})
+		put(t, db, store.Session{ID: "ses_new", Directory: "/p", Title: "new", Created: 2, Updated: 2})
+		put(t, db, store.Session{ID: "ses_elsewhere", Directory: "/q", Title: "q", Created: 3, Updated: 3})
+		for _, sid := range []string{"ses_old", "ses_new", "ses_elsewhere"} {
+			if err := db.PutMessage(ctx, store.Message{ID: "msg_" + sid, SessionID: sid, Created: 1, Data: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	textPart(t, db, "ses_old", "msg_ses_old", "prt_1", "text", "The Postgres migration failed")
-	textPart(t, db, "ses_new", "msg_ses_new", "prt_2", "text", "we chose postgres for the queue")
-	textPart(t, db, "ses_new", "msg_ses_new", "prt_3", "text", "postgres again, newer")
-	textPart(t, db, "ses_new", "msg_ses_new", "prt_4", "tool", "postgres in a tool part is not conversation text")
-	textPart(t, db, "ses_elsewhere", "msg_ses_elsewhere", "prt_5", "text", "postgres in another project")
+		textPart(t, db, "ses_old", "msg_ses_old", "prt_1", "text", "The Postgres migration failed")
+		textPart(t, db, "ses_new", "msg_ses_new", "prt_2", "text", "we chose postgres for the queue")
+		textPart(t, db, "ses_new", "msg_ses_new", "prt_3", "text", "postgres again, newer")
+		textPart(t, db, "ses_new", "msg_ses_new", "prt_4", "tool", "postgres in a tool part is not conversation text")
+		textPart(t, db, "ses_elsewhere", "msg_ses_elsewhere", "prt_5", "text", "postgres in another project")
 
-	hits := func(q string) []string {
-		t.Helper()
-		got, err := db.SearchText(ctx, "/p", q, 10)
-		if err != nil {
-			t.Fatal(err)
+		hits := func(q string) []string {
+			t.Helper()
+			got, err := db.SearchText(ctx, "/p", q, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, h := range got {
+				out = append(out, h.SessionID+"/"+h.PartID)
+			}
+			return out
 		}
-		var out []string
-		for _, h := range got {
-			out = append(out, h.SessionID+"/"+h.PartID)
+		tests := []struct {
+			name, query string
+			want        []string
+		}{
+			{name: "a word in any case finds every session of the directory, newest first, each with its newest hit", query: "POSTGRES", want: []string{"ses_new/prt_3", "ses_old/prt_1"}},
+			{name: "a phrase inside a word matches", query: "igratio", want: []string{"ses_old/prt_1"}},
+			{name: "a query shorter than a trigram still matches", query: "qu", want: []string{"ses_new/prt_2"}},
+			{name: "LIKE wildcards are literal", query: "post%", want: nil},
+			{name: "nothing matches nothing", query: "mysql", want: nil},
 		}
-		return out
-	}
-	tests := []struct {
-		name, query string
-		want        []string
-	}{
-		{name: "a word in any case finds every session of the directory, newest first, each with its newest hit", query: "POSTGRES", want: []string{"ses_new/prt_3", "ses_old/prt_1"}},
-		{name: "a phrase inside a word matches", query: "igratio", want: []string{"ses_old/prt_1"}},
-		{name: "a query shorter than a trigram still matches", query: "qu", want: []string{"ses_new/prt_2"}},
-		{name: "LIKE wildcards are literal", query: "post%", want: nil},
-		{name: "nothing matches nothing", query: "mysql", want: nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := hits(tc.query); !slices.Equal(got, tc.want) {
-				t.Fatalf("%q found %v, want %v", tc.query, got, tc.want)
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				if got := hits(tc.query); !slices.Equal(got, tc.want) {
+					t.Fatalf("%q found %v, want %v", tc.query, got, tc.want)
+				}
+			})
+		}
+
+		t.Run("an updated part is found by its new text only", func(t *testing.T) {
+			textPart(t, db, "ses_old", "msg_ses_old", "prt_1", "text", "switched to SQLite")
+			if got := hits("migration"); got != nil {
+				t.Fatalf("the old text is still found: %v", got)
+			}
+			if got := hits("sqlite"); !slices.Equal(got, []string{"ses_old/prt_1"}) {
+				t.Fatalf("the new text: %v", got)
 			}
 		})
-	}
-
-	t.Run("an updated part is found by its new text only", func(t *testing.T) {
-		textPart(t, db, "ses_old", "msg_ses_old", "prt_1", "text", "switched to SQLite")
-		if got := hits("migration"); got != nil {
-			t.Fatalf("the old text is still found: %v", got)
-		}
-		if got := hits("sqlite"); !slices.Equal(got, []string{"ses_old/prt_1"}) {
-			t.Fatalf("the new text: %v", got)
-		}
-	})
-	t.Run("a deleted session's text is gone", func(t *testing.T) {
-		if err := db.DeleteSession(ctx, "ses_new"); err != nil {
-			t.Fatal(err)
-		}
-		if got := hits("postgres"); got != nil {
-			t.Fatalf("found after the delete: %v", got)
-		}
+		t.Run("a deleted session's text is gone", func(t *testing.T) {
+			if err := db.DeleteSession(ctx, "ses_new"); err != nil {
+				t.Fatal(err)
+			}
+			if got := hits("postgres"); got != nil {
+				t.Fatalf("found after the delete: %v", got)
+			}
+		})
 	})
 }
 

@@ -1,5 +1,6 @@
-// Package store keeps tandem's state in one SQLite file (modernc.org/sqlite, no cgo): sessions,
-// messages, parts, todos, and the permission grants and decision log. Rows carry the documents the
+// Package store keeps tandem's state in one SQLite file (modernc.org/sqlite, no cgo), or in a
+// PostgreSQL database that several tandem nodes share (pgx): sessions, messages, parts, todos, and
+// the permission grants and decision log. Rows carry the documents the
 // API serves as JSON blobs plus the few columns queries filter on, so the shapes live in the domain
 // packages and the store stays a thin, replaceable layer.
 package store
@@ -7,14 +8,11 @@ package store
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,17 +20,18 @@ import (
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 )
 
-//go:embed migrations/*.sql
-var migrations embed.FS
-
 // DB is an open tandem database. Its query methods (from the embedded Queries) run on the pool;
 // Tx runs them inside one write transaction.
 type DB struct {
 	Queries
-	db    *sql.DB
-	path  string
-	stmts sync.Map // query text -> *sql.Stmt: SQLite statements are prepared once, not per call
-	// writing serialises writers in the process. SQLite has one writer at a time and its busy
+	db      *sql.DB
+	path    string // the file, or the PostgreSQL URL without its password
+	dialect dialect
+	pg      *postgres // PostgreSQL only
+	stmts   sync.Map  // query text -> *sql.Stmt: statements are prepared once, not per call
+	// texts holds each query's text as the dialect runs it (PostgreSQL: ? rewritten to $n).
+	texts sync.Map
+	// writing serialises writers in the process (SQLite only). SQLite has one writer at a time and its busy
 	// handler retries by sleeping, not in turn, so under many concurrent turns some writers would
 	// starve past busy_timeout; a Go mutex queues them instead. Readers are not affected (WAL).
 	writing sync.Mutex
@@ -53,12 +52,33 @@ type Queries struct {
 	// whose cached parts are dropped when it commits.
 	partsTouched []string
 	allParts     bool
+	// fences: the session leases checked in the transaction (PostgreSQL), each checked once.
+	fences map[string]SessionLease
 }
 
 // SessionsVersion is a number that changes after every committed change to the sessions table
 // (never before the change is visible), so a reader can keep what it derived from the table for
-// as long as the number stays the same.
-func (s *DB) SessionsVersion() uint64 { return s.sessionsVersion.Load() }
+// as long as the number stays the same. On PostgreSQL other nodes change the table unseen, so the
+// number changes every time it is read: nothing derived is kept.
+func (s *DB) SessionsVersion() uint64 {
+	if s.dialect == postgresDialect {
+		return s.sessionsVersion.Add(1)
+	}
+	return s.sessionsVersion.Load()
+}
+
+// text is query as the dialect runs it, rewritten once per statement text.
+func (s *DB) text(query string) string {
+	if s.dialect == sqliteDialect {
+		return query
+	}
+	if t, ok := s.texts.Load(query); ok {
+		return t.(string)
+	}
+	t := s.dialect.rebind(query)
+	s.texts.Store(query, t)
+	return t
+}
 
 // sessionsChanged is called after each statement that changes the sessions table.
 func (s *Queries) sessionsChanged() {
@@ -92,7 +112,7 @@ func (s *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := s.stmts.Load(query); ok {
 		return st.(*sql.Stmt), nil
 	}
-	st, err := s.db.PrepareContext(ctx, query)
+	st, err := s.db.PrepareContext(ctx, s.text(query))
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +134,7 @@ func (s *Queries) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	}
 	// A pool of one connection is held by this transaction: preparing on the pool would wait for
 	// it forever, so the statement is prepared on the transaction alone (and again next time).
-	if s.db.db.Stats().MaxOpenConnections == 1 {
+	if s.db.dialect == sqliteDialect && s.db.db.Stats().MaxOpenConnections == 1 {
 		return s.tx.PrepareContext(ctx, query)
 	}
 	// Otherwise it is prepared once for the pool, like every other statement: transactions are
@@ -128,7 +148,7 @@ func (s *Queries) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 func (s *Queries) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if s.tx == nil { // inside Tx the lock is already held
+	if s.tx == nil && s.db.dialect == sqliteDialect { // inside Tx the lock is already held
 		s.db.writing.Lock()
 		defer s.db.writing.Unlock()
 	}
@@ -152,15 +172,24 @@ func (s *Queries) queryRow(ctx context.Context, query string, args ...any) *sql.
 	st, err := s.stmt(ctx, query)
 	if err != nil {
 		if s.tx != nil {
-			return s.tx.QueryRowContext(ctx, query, args...)
+			return s.tx.QueryRowContext(ctx, s.db.text(query), args...)
 		}
-		return s.db.db.QueryRowContext(ctx, query, args...)
+		return s.db.db.QueryRowContext(ctx, s.db.text(query), args...)
 	}
 	return st.QueryRowContext(ctx, args...)
 }
 
-// Open opens (creating if needed) the database at path and applies pending migrations.
-func Open(ctx context.Context, path string) (*DB, error) {
+// Open opens the database target and applies pending migrations: a postgres:// or postgresql://
+// URL is a PostgreSQL database (see OpenPostgres), anything else the path of a SQLite file,
+// created if needed. A database migrated by a newer tandem is refused (NewerSchemaError).
+func Open(ctx context.Context, target string) (*DB, error) {
+	if isPostgresURL(target) {
+		return openPostgres(ctx, target)
+	}
+	return openSQLite(ctx, target)
+}
+
+func openSQLite(ctx context.Context, path string) (*DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "busy_timeout(5000)")
@@ -196,7 +225,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	s := &DB{db: db, path: path}
 	s.Queries = Queries{db: s}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, db); err != nil {
 		return fail(err)
 	}
 	if err := s.probeWrite(ctx); err != nil {
@@ -205,57 +234,19 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	return s, nil
 }
 
-// Path is the database file.
+// Path is the database file, or the PostgreSQL URL without its password.
 func (s *DB) Path() string { return s.path }
 
-// Close checkpoints the WAL and closes the file.
+// Dialect is "sqlite" or "postgres".
+func (s *DB) Dialect() string { return s.dialect.String() }
+
+// Close closes the database; SQLite's WAL is checkpointed into the file first.
 func (s *DB) Close() error {
 	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
-	_, _ = s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	if s.dialect == sqliteDialect {
+		_, _ = s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	}
 	return s.db.Close()
-}
-
-func (s *DB) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY)`); err != nil {
-		return fmt.Errorf("store: migrations table: %w", err)
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := s.apply(ctx, name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *DB) apply(ctx context.Context, name string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM migrations WHERE name = ?`, name).Scan(&n); err != nil {
-		return err
-	}
-	if n > 0 {
-		return nil
-	}
-	body, err := migrations.ReadFile(name)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-		return fmt.Errorf("store: migration %s: %w", name, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name) VALUES (?)`, name); err != nil {
-		return err
-	}
-	return tx.Commit()
 }
 
 // ErrNotFound is returned when a row does not exist.
@@ -274,13 +265,15 @@ type Session struct {
 
 // PutSession inserts or replaces a session.
 func (s *Queries) PutSession(ctx context.Context, r Session) error {
-	_, err := s.exec(ctx, `INSERT INTO sessions (id, directory, parent_id, title, created, updated, data)
-		VALUES (?, ?, NULLIF(?, ''), ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET directory = excluded.directory, parent_id = excluded.parent_id,
-		title = excluded.title, updated = excluded.updated, data = excluded.data`,
-		r.ID, r.Directory, r.ParentID, r.Title, r.Created, r.Updated, r.Data)
-	s.sessionsChanged()
-	return wrap("put session", err)
+	return s.fenced(ctx, r.ID, func(q *Queries) error {
+		_, err := q.exec(ctx, `INSERT INTO sessions (id, directory, parent_id, title, created, updated, data)
+			VALUES (?, ?, NULLIF(?, ''), ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET directory = excluded.directory, parent_id = excluded.parent_id,
+			title = excluded.title, updated = excluded.updated, data = excluded.data`,
+			r.ID, r.Directory, r.ParentID, r.Title, r.Created, r.Updated, r.Data)
+		q.sessionsChanged()
+		return wrap("put session", err)
+	})
 }
 
 // GetSession returns one session, or ErrNotFound.
@@ -343,7 +336,7 @@ func (s *Queries) ListSessions(ctx context.Context, q SessionQuery) ([]Session, 
 		where, args = append(where, "updated >= ?"), append(args, q.Since)
 	}
 	if q.Search != "" {
-		where, args = append(where, "title LIKE ? ESCAPE '\\'"), append(args, "%"+escapeLike(q.Search)+"%")
+		where, args = append(where, "title "+s.db.dialect.like()+" ? ESCAPE '\\'"), append(args, "%"+escapeLike(q.Search)+"%")
 	}
 	if q.AfterID != "" {
 		// A row value, so that the position is a range of sessions_by_updated, not a filter.
@@ -410,17 +403,21 @@ type Part struct {
 
 // PutMessage inserts or replaces a message.
 func (s *Queries) PutMessage(ctx context.Context, m Message) error {
-	_, err := s.exec(ctx, `INSERT INTO messages (id, session_id, created, data) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, m.ID, m.SessionID, m.Created, m.Data)
-	return wrap("put message", err)
+	return s.fenced(ctx, m.SessionID, func(q *Queries) error {
+		_, err := q.exec(ctx, `INSERT INTO messages (id, session_id, created, data) VALUES (?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET data = excluded.data`, m.ID, m.SessionID, m.Created, m.Data)
+		return wrap("put message", err)
+	})
 }
 
 // PutPart inserts or replaces a part.
 func (s *Queries) PutPart(ctx context.Context, p Part) error {
-	_, err := s.exec(ctx, `INSERT INTO parts (id, message_id, session_id, data) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET data = excluded.data`, p.ID, p.MessageID, p.SessionID, p.Data)
-	s.partsChanged(p.MessageID)
-	return wrap("put part", err)
+	return s.fenced(ctx, p.SessionID, func(q *Queries) error {
+		_, err := q.exec(ctx, `INSERT INTO parts (id, message_id, session_id, data) VALUES (?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET data = excluded.data`, p.ID, p.MessageID, p.SessionID, p.Data)
+		q.partsChanged(p.MessageID)
+		return wrap("put part", err)
+	})
 }
 
 // MessageQuery pages through a session's messages: the newest Limit messages older than Before
@@ -488,7 +485,8 @@ func (s *Queries) ListMessages(ctx context.Context, q MessageQuery) ([]Message, 
 // partsOf returns the parts of msgs. Outside a transaction, those of messages read recently come
 // from the cache; the others are read, and cached.
 func (s *Queries) partsOf(ctx context.Context, sessionID string, msgs []Message) (map[string][]Part, error) {
-	if s.tx != nil || len(msgs) == 0 {
+	// On PostgreSQL other nodes change parts too, unseen by this node's cache: nothing is cached.
+	if s.tx != nil || len(msgs) == 0 || s.db.dialect == postgresDialect {
 		ids := make([]string, len(msgs))
 		for i, m := range msgs {
 			ids[i] = m.ID
@@ -592,43 +590,48 @@ func (s *Queries) MessageCursor(ctx context.Context, sessionID, messageID string
 
 // DeleteMessage removes a message of a session and its parts; ErrNotFound when there is none.
 func (s *Queries) DeleteMessage(ctx context.Context, sessionID, messageID string) error {
-	_, err := s.exec(ctx, `DELETE FROM parts WHERE message_id = ? AND session_id = ?`, messageID, sessionID)
-	s.partsChanged(messageID)
-	if err != nil {
-		return wrap("delete message parts", err)
-	}
-	res, err := s.exec(ctx, `DELETE FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID)
-	if err != nil {
-		return wrap("delete message", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrap("delete message", err)
-	} else if n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return s.fenced(ctx, sessionID, func(q *Queries) error {
+		_, err := q.exec(ctx, `DELETE FROM parts WHERE message_id = ? AND session_id = ?`, messageID, sessionID)
+		q.partsChanged(messageID)
+		if err != nil {
+			return wrap("delete message parts", err)
+		}
+		res, err := q.exec(ctx, `DELETE FROM messages WHERE id = ? AND session_id = ?`, messageID, sessionID)
+		if err != nil {
+			return wrap("delete message", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return wrap("delete message", err)
+		} else if n == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
 }
 
 // DeletePart removes one part of a message; ErrNotFound when there is none.
 func (s *Queries) DeletePart(ctx context.Context, sessionID, messageID, partID string) error {
-	res, err := s.exec(ctx, `DELETE FROM parts WHERE id = ? AND message_id = ? AND session_id = ?`, partID, messageID, sessionID)
-	s.partsChanged(messageID)
-	if err != nil {
-		return wrap("delete part", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrap("delete part", err)
-	} else if n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return s.fenced(ctx, sessionID, func(q *Queries) error {
+		res, err := q.exec(ctx, `DELETE FROM parts WHERE id = ? AND message_id = ? AND session_id = ?`, partID, messageID, sessionID)
+		q.partsChanged(messageID)
+		if err != nil {
+			return wrap("delete part", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return wrap("delete part", err)
+		} else if n == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
 }
 
 // RunningParts returns the parts whose document says a tool is still pending or running, so the
 // session package can mark them interrupted after a crash.
 func (s *Queries) RunningParts(ctx context.Context) ([]Part, error) {
+	d := s.db.dialect
 	rows, err := s.query(ctx, `SELECT id, message_id, session_id, data FROM parts
-		WHERE json_extract(data, '$.type') = 'tool' AND json_extract(data, '$.state.status') IN ('pending', 'running')`)
+		WHERE `+d.jsonText("data", "type")+` = 'tool' AND `+d.jsonText("data", "state", "status")+` IN ('pending', 'running')`)
 	if err != nil {
 		return nil, wrap("running parts", err)
 	}
@@ -646,8 +649,9 @@ func (s *Queries) RunningParts(ctx context.Context) ([]Part, error) {
 
 // UnfinishedMessages returns assistant messages that never completed (the process died mid-turn).
 func (s *Queries) UnfinishedMessages(ctx context.Context) ([]Message, error) {
+	d := s.db.dialect
 	rows, err := s.query(ctx, `SELECT id, session_id, created, data FROM messages
-		WHERE json_extract(data, '$.role') = 'assistant' AND json_extract(data, '$.time.completed') IS NULL`)
+		WHERE `+d.jsonText("data", "role")+` = 'assistant' AND `+d.jsonText("data", "time", "completed")+` IS NULL`)
 	if err != nil {
 		return nil, wrap("unfinished messages", err)
 	}
@@ -675,16 +679,20 @@ func (s *Queries) Todos(ctx context.Context, sessionID string) ([]byte, error) {
 
 // PutTodos replaces a session's todo list document.
 func (s *Queries) PutTodos(ctx context.Context, sessionID string, data []byte) error {
-	_, err := s.exec(ctx, `INSERT INTO todos (session_id, data) VALUES (?, ?)
-		ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
-	return wrap("put todos", err)
+	return s.fenced(ctx, sessionID, func(q *Queries) error {
+		_, err := q.exec(ctx, `INSERT INTO todos (session_id, data) VALUES (?, ?)
+			ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
+		return wrap("put todos", err)
+	})
 }
 
 // Tx runs fn in one write transaction: everything fn stores through q is committed together, or
 // nothing is when fn (or the commit) fails.
 func (s *DB) Tx(ctx context.Context, fn func(q Tx) error) error {
-	s.writing.Lock()
-	defer s.writing.Unlock()
+	if s.dialect == sqliteDialect {
+		s.writing.Lock()
+		defer s.writing.Unlock()
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("begin", err)
@@ -726,7 +734,9 @@ func (s *Queries) SessionDiff(ctx context.Context, sessionID string) ([]byte, er
 
 // PutSessionDiff replaces a session's folded diff document.
 func (s *Queries) PutSessionDiff(ctx context.Context, sessionID string, data []byte) error {
-	_, err := s.exec(ctx, `INSERT INTO session_diffs (session_id, data) VALUES (?, ?)
-		ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
-	return wrap("put session diff", err)
+	return s.fenced(ctx, sessionID, func(q *Queries) error {
+		_, err := q.exec(ctx, `INSERT INTO session_diffs (session_id, data) VALUES (?, ?)
+			ON CONFLICT (session_id) DO UPDATE SET data = excluded.data`, sessionID, data)
+		return wrap("put session diff", err)
+	})
 }

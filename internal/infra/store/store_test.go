@@ -9,26 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/tandem-dev/tandem/internal/infra/store"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func open(t *testing.T) *store.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "tandem.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return db
-}
 
 func put(t *testing.T, db *store.DB, s store.Session) {
 	t.Helper()
@@ -51,10 +33,7 @@ func ids(rows []store.Session) string {
 func TestOpenUsesWALAndForeignKeysAndMigratesOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tandem.db")
 	ctx := context.Background()
-	files, err := filepath.Glob(filepath.Join("migrations", "*.sql"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no migrations found: %v", err)
-	}
+	files := migrationNames(t, "sqlite")
 	for range 2 {
 		db, err := store.Open(ctx, path)
 		if err != nil {
@@ -87,325 +66,332 @@ func TestOpenReportsAnUnusablePath(t *testing.T) {
 }
 
 func TestSessionQueries(t *testing.T) {
-	db := open(t)
-	ctx := context.Background()
-	put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "alpha 100%", Created: 1, Updated: 10})
-	put(t, db, store.Session{ID: "ses_b", Directory: "/p", Title: "beta_x", Created: 2, Updated: 20})
-	put(t, db, store.Session{ID: "ses_c", Directory: "/p", ParentID: "ses_a", Title: "child", Created: 3, Updated: 30})
-	put(t, db, store.Session{ID: "ses_d", Directory: "/q", Title: "elsewhere", Created: 4, Updated: 20})
-	put(t, db, store.Session{ID: "ses_e", Directory: "/p", Title: "betaXx", Created: 5, Updated: 20})
+	eachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "alpha 100%", Created: 1, Updated: 10})
+		put(t, db, store.Session{ID: "ses_b", Directory: "/p", Title: "beta_x", Created: 2, Updated: 20})
+		put(t, db, store.Session{ID: "ses_c", Directory: "/p", ParentID: "ses_a", Title: "child", Created: 3, Updated: 30})
+		put(t, db, store.Session{ID: "ses_d", Directory: "/q", Title: "elsewhere", Created: 4, Updated: 20})
+		put(t, db, store.Session{ID: "ses_e", Directory: "/p", Title: "betaXx", Created: 5, Updated: 20})
 
-	tests := []struct {
-		name string
-		q    store.SessionQuery
-		want string
-	}{
-		{"everything, newest first, ties by ID descending", store.SessionQuery{}, "[ses_c ses_e ses_d ses_b ses_a]"},
-		{"one directory", store.SessionQuery{Directory: "/p"}, "[ses_c ses_e ses_b ses_a]"},
-		{"roots only", store.SessionQuery{Directory: "/p", RootsOnly: true}, "[ses_e ses_b ses_a]"},
-		{"children of a parent", store.SessionQuery{ParentID: "ses_a"}, "[ses_c]"},
-		{"updated since", store.SessionQuery{Since: 20}, "[ses_c ses_e ses_d ses_b]"},
-		{"search is case-insensitive", store.SessionQuery{Search: "ALPHA"}, "[ses_a]"},
-		{"search treats % literally", store.SessionQuery{Search: "100%"}, "[ses_a]"},
-		{"search treats _ literally", store.SessionQuery{Search: "beta_"}, "[ses_b]"},
-		{"a limit", store.SessionQuery{Limit: 2}, "[ses_c ses_e]"},
-		{"after a position, inside a tie", store.SessionQuery{AfterUpdated: 20, AfterID: "ses_e"}, "[ses_d ses_b ses_a]"},
-		{"after the last position", store.SessionQuery{AfterUpdated: 10, AfterID: "ses_a"}, "[]"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rows, err := db.ListSessions(ctx, tt.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ids(rows); got != tt.want {
-				t.Errorf("got %s, want %s", got, tt.want)
-			}
-		})
-	}
+		tests := []struct {
+			name string
+			q    store.SessionQuery
+			want string
+		}{
+			{"everything, newest first, ties by ID descending", store.SessionQuery{}, "[ses_c ses_e ses_d ses_b ses_a]"},
+			{"one directory", store.SessionQuery{Directory: "/p"}, "[ses_c ses_e ses_b ses_a]"},
+			{"roots only", store.SessionQuery{Directory: "/p", RootsOnly: true}, "[ses_e ses_b ses_a]"},
+			{"children of a parent", store.SessionQuery{ParentID: "ses_a"}, "[ses_c]"},
+			{"updated since", store.SessionQuery{Since: 20}, "[ses_c ses_e ses_d ses_b]"},
+			{"search is case-insensitive", store.SessionQuery{Search: "ALPHA"}, "[ses_a]"},
+			{"search treats % literally", store.SessionQuery{Search: "100%"}, "[ses_a]"},
+			{"search treats _ literally", store.SessionQuery{Search: "beta_"}, "[ses_b]"},
+			{"a limit", store.SessionQuery{Limit: 2}, "[ses_c ses_e]"},
+			{"after a position, inside a tie", store.SessionQuery{AfterUpdated: 20, AfterID: "ses_e"}, "[ses_d ses_b ses_a]"},
+			{"after the last position", store.SessionQuery{AfterUpdated: 10, AfterID: "ses_a"}, "[]"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				rows, err := db.ListSessions(ctx, tt.q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := ids(rows); got != tt.want {
+					t.Errorf("got %s, want %s", got, tt.want)
+				}
+			})
+		}
 
-	got, err := db.GetSession(ctx, "ses_c")
-	if err != nil || got.ParentID != "ses_a" || got.Title != "child" || string(got.Data) != `{"id":"ses_c"}` {
-		t.Errorf("GetSession = %+v, %v", got, err)
-	}
-	if _, err := db.GetSession(ctx, "ses_zzz"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("unknown session: %v, want ErrNotFound", err)
-	}
-	put(t, db, store.Session{ID: "ses_c", Directory: "/p", Title: "renamed", Created: 3, Updated: 40})
-	if got, _ := db.GetSession(ctx, "ses_c"); got.Title != "renamed" || got.Updated != 40 || got.ParentID != "" {
-		t.Errorf("upsert: %+v", got)
-	}
+		got, err := db.GetSession(ctx, "ses_c")
+		if err != nil || got.ParentID != "ses_a" || got.Title != "child" || string(got.Data) != `{"id":"ses_c"}` {
+			t.Errorf("GetSession = %+v, %v", got, err)
+		}
+		if _, err := db.GetSession(ctx, "ses_zzz"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("unknown session: %v, want ErrNotFound", err)
+		}
+		put(t, db, store.Session{ID: "ses_c", Directory: "/p", Title: "renamed", Created: 3, Updated: 40})
+		if got, _ := db.GetSession(ctx, "ses_c"); got.Title != "renamed" || got.Updated != 40 || got.ParentID != "" {
+			t.Errorf("upsert: %+v", got)
+		}
+	})
 }
 
 func TestDeleteCascadesToMessagesPartsAndTodos(t *testing.T) {
-	db := open(t)
-	ctx := context.Background()
-	put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
-	put(t, db, store.Session{ID: "ses_b", Directory: "/p", Title: "b", Created: 1, Updated: 1})
-	for _, sid := range []string{"ses_a", "ses_b"} {
-		if err := db.PutMessage(ctx, store.Message{ID: "msg_" + sid, SessionID: sid, Created: 1, Data: []byte(`{}`)}); err != nil {
+	eachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
+		put(t, db, store.Session{ID: "ses_b", Directory: "/p", Title: "b", Created: 1, Updated: 1})
+		for _, sid := range []string{"ses_a", "ses_b"} {
+			if err := db.PutMessage(ctx, store.Message{ID: "msg_" + sid, SessionID: sid, Created: 1, Data: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.PutPart(ctx, store.Part{ID: "prt_" + sid, MessageID: "msg_" + sid, SessionID: sid, Data: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.PutTodos(ctx, sid, []byte(`[]`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.DeleteSession(ctx, "ses_a"); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.PutPart(ctx, store.Part{ID: "prt_" + sid, MessageID: "msg_" + sid, SessionID: sid, Data: []byte(`{}`)}); err != nil {
-			t.Fatal(err)
+		if err := db.DeleteSession(ctx, "ses_a"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("second delete: %v, want ErrNotFound", err)
 		}
-		if err := db.PutTodos(ctx, sid, []byte(`[]`)); err != nil {
-			t.Fatal(err)
+		for table, want := range map[string]int{"messages": 1, "parts": 1, "todos": 1} {
+			var n int
+			if err := db.SQL().QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil || n != want {
+				t.Errorf("%s: %d rows (%v), want only the other session's %d", table, n, err, want)
+			}
 		}
-	}
-	if err := db.DeleteSession(ctx, "ses_a"); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.DeleteSession(ctx, "ses_a"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("second delete: %v, want ErrNotFound", err)
-	}
-	for table, want := range map[string]int{"messages": 1, "parts": 1, "todos": 1} {
-		var n int
-		if err := db.SQL().QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil || n != want {
-			t.Errorf("%s: %d rows (%v), want only the other session's %d", table, n, err, want)
+		if todos, err := db.Todos(ctx, "ses_a"); err != nil || todos != nil {
+			t.Errorf("todos of a deleted session: %s %v", todos, err)
 		}
-	}
-	if todos, err := db.Todos(ctx, "ses_a"); err != nil || todos != nil {
-		t.Errorf("todos of a deleted session: %s %v", todos, err)
-	}
-	if err := db.PutMessage(ctx, store.Message{ID: "msg_orphan", SessionID: "ses_a", Created: 1, Data: []byte(`{}`)}); err == nil {
-		t.Error("a message for a deleted session was accepted")
-	}
+		if err := db.PutMessage(ctx, store.Message{ID: "msg_orphan", SessionID: "ses_a", Created: 1, Data: []byte(`{}`)}); err == nil {
+			t.Error("a message for a deleted session was accepted")
+		}
+	})
 }
 
 func TestDeletingAMessageOrAPart(t *testing.T) {
-	db := open(t)
-	ctx := context.Background()
-	put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
-	put(t, db, store.Session{ID: "ses_b", Directory: "/p", Title: "b", Created: 1, Updated: 1})
-	for _, m := range []struct{ sid, mid string }{{"ses_a", "msg_1"}, {"ses_a", "msg_2"}, {"ses_b", "msg_3"}} {
-		if err := db.PutMessage(ctx, store.Message{ID: m.mid, SessionID: m.sid, Created: 1, Data: []byte(`{}`)}); err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range []string{"a", "b"} {
-			if err := db.PutPart(ctx, store.Part{ID: "prt_" + m.mid + n, MessageID: m.mid, SessionID: m.sid, Data: []byte(`{}`)}); err != nil {
+	eachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
+		put(t, db, store.Session{ID: "ses_b", Directory: "/p", Title: "b", Created: 1, Updated: 1})
+		for _, m := range []struct{ sid, mid string }{{"ses_a", "msg_1"}, {"ses_a", "msg_2"}, {"ses_b", "msg_3"}} {
+			if err := db.PutMessage(ctx, store.Message{ID: m.mid, SessionID: m.sid, Created: 1, Data: []byte(`{}`)}); err != nil {
 				t.Fatal(err)
 			}
-		}
-	}
-	count := func(table string) int {
-		t.Helper()
-		var n int
-		if err := db.SQL().QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	tests := []struct {
-		name          string
-		del           func() error
-		want          error
-		messages, prt int
-	}{
-		{"a message of another session is not found", func() error { return db.DeleteMessage(ctx, "ses_a", "msg_3") }, store.ErrNotFound, 3, 6},
-		{"a part of another message is not found", func() error { return db.DeletePart(ctx, "ses_a", "msg_1", "prt_msg_2a") }, store.ErrNotFound, 3, 6},
-		{"a part goes alone", func() error { return db.DeletePart(ctx, "ses_a", "msg_1", "prt_msg_1a") }, nil, 3, 5},
-		{"a message goes with its parts", func() error { return db.DeleteMessage(ctx, "ses_a", "msg_2") }, nil, 2, 3},
-		{"a message deleted twice is not found", func() error { return db.DeleteMessage(ctx, "ses_a", "msg_2") }, store.ErrNotFound, 2, 3},
-		{"a deleted part is not found", func() error { return db.DeletePart(ctx, "ses_a", "msg_1", "prt_msg_1a") }, store.ErrNotFound, 2, 3},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.del(); !errors.Is(err, tt.want) {
-				t.Fatalf("err = %v, want %v", err, tt.want)
+			for _, n := range []string{"a", "b"} {
+				if err := db.PutPart(ctx, store.Part{ID: "prt_" + m.mid + n, MessageID: m.mid, SessionID: m.sid, Data: []byte(`{}`)}); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if m, p := count("messages"), count("parts"); m != tt.messages || p != tt.prt {
-				t.Fatalf("%d messages and %d parts left, want %d and %d", m, p, tt.messages, tt.prt)
+		}
+		count := func(table string) int {
+			t.Helper()
+			var n int
+			if err := db.SQL().QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
+			return n
+		}
+		tests := []struct {
+			name          string
+			del           func() error
+			want          error
+			messages, prt int
+		}{
+			{"a message of another session is not found", func() error { return db.DeleteMessage(ctx, "ses_a", "msg_3") }, store.ErrNotFound, 3, 6},
+			{"a part of another message is not found", func() error { return db.DeletePart(ctx, "ses_a", "msg_1", "prt_msg_2a") }, store.ErrNotFound, 3, 6},
+			{"a part goes alone", func() error { return db.DeletePart(ctx, "ses_a", "msg_1", "prt_msg_1a") }, nil, 3, 5},
+			{"a message goes with its parts", func() error { return db.DeleteMessage(ctx, "ses_a", "msg_2") }, nil, 2, 3},
+			{"a message deleted twice is not found", func() error { return db.DeleteMessage(ctx, "ses_a", "msg_2") }, store.ErrNotFound, 2, 3},
+			{"a deleted part is not found", func() error { return db.DeletePart(ctx, "ses_a", "msg_1", "prt_msg_1a") }, store.ErrNotFound, 2, 3},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if err := tt.del(); !errors.Is(err, tt.want) {
+					t.Fatalf("err = %v, want %v", err, tt.want)
+				}
+				if m, p := count("messages"), count("parts"); m != tt.messages || p != tt.prt {
+					t.Fatalf("%d messages and %d parts left, want %d and %d", m, p, tt.messages, tt.prt)
+				}
+			})
+		}
+	})
 }
 
 func TestMessagePaging(t *testing.T) {
-	db := open(t)
-	ctx := context.Background()
-	put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
-	for i := range 5 {
-		mid := fmt.Sprintf("msg_%d", i)
-		if err := db.PutMessage(ctx, store.Message{ID: mid, SessionID: "ses_a", Created: int64(100 + i/2), Data: []byte(`{}`)}); err != nil {
+	eachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
+		for i := range 5 {
+			mid := fmt.Sprintf("msg_%d", i)
+			if err := db.PutMessage(ctx, store.Message{ID: mid, SessionID: "ses_a", Created: int64(100 + i/2), Data: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			for j := range 2 {
+				if err := db.PutPart(ctx, store.Part{ID: fmt.Sprintf("prt_%d_%d", i, 1-j), MessageID: mid, SessionID: "ses_a", Data: []byte(`{}`)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// A message without parts (an aborted reply) is listed too.
+		if err := db.PutMessage(ctx, store.Message{ID: "msg_5", SessionID: "ses_a", Created: 103, Data: []byte(`{"n":5}`)}); err != nil {
 			t.Fatal(err)
 		}
-		for j := range 2 {
-			if err := db.PutPart(ctx, store.Part{ID: fmt.Sprintf("prt_%d_%d", i, 1-j), MessageID: mid, SessionID: "ses_a", Data: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
+		msgIDs := func(ms []store.Message) string {
+			var out []string
+			for _, m := range ms {
+				out = append(out, m.ID)
 			}
+			return fmt.Sprint(out)
 		}
-	}
-	// A message without parts (an aborted reply) is listed too.
-	if err := db.PutMessage(ctx, store.Message{ID: "msg_5", SessionID: "ses_a", Created: 103, Data: []byte(`{"n":5}`)}); err != nil {
-		t.Fatal(err)
-	}
-	msgIDs := func(ms []store.Message) string {
-		var out []string
-		for _, m := range ms {
-			out = append(out, m.ID)
+		tests := []struct {
+			name string
+			q    store.MessageQuery
+			want string
+		}{
+			{"all, oldest first", store.MessageQuery{SessionID: "ses_a"}, "[msg_0 msg_1 msg_2 msg_3 msg_4 msg_5]"},
+			{"the newest two", store.MessageQuery{SessionID: "ses_a", Limit: 2}, "[msg_4 msg_5]"},
+			{"a limit larger than the session is all of it", store.MessageQuery{SessionID: "ses_a", Limit: 50}, "[msg_0 msg_1 msg_2 msg_3 msg_4 msg_5]"},
+			{"two before msg_3, across a created-time tie", store.MessageQuery{SessionID: "ses_a", Limit: 2, BeforeCreated: 101, BeforeID: "msg_3"}, "[msg_1 msg_2]"},
+			{"everything before msg_1", store.MessageQuery{SessionID: "ses_a", BeforeCreated: 100, BeforeID: "msg_1"}, "[msg_0]"},
+			{"from msg_3 on, across a created-time tie", store.MessageQuery{SessionID: "ses_a", FromCreated: 101, FromID: "msg_3"}, "[msg_3 msg_4 msg_5]"},
+			{"from msg_1 up to msg_3", store.MessageQuery{SessionID: "ses_a", FromCreated: 100, FromID: "msg_1", BeforeCreated: 101, BeforeID: "msg_3"}, "[msg_1 msg_2]"},
+			{"another session has none", store.MessageQuery{SessionID: "ses_none"}, "[]"},
 		}
-		return fmt.Sprint(out)
-	}
-	tests := []struct {
-		name string
-		q    store.MessageQuery
-		want string
-	}{
-		{"all, oldest first", store.MessageQuery{SessionID: "ses_a"}, "[msg_0 msg_1 msg_2 msg_3 msg_4 msg_5]"},
-		{"the newest two", store.MessageQuery{SessionID: "ses_a", Limit: 2}, "[msg_4 msg_5]"},
-		{"a limit larger than the session is all of it", store.MessageQuery{SessionID: "ses_a", Limit: 50}, "[msg_0 msg_1 msg_2 msg_3 msg_4 msg_5]"},
-		{"two before msg_3, across a created-time tie", store.MessageQuery{SessionID: "ses_a", Limit: 2, BeforeCreated: 101, BeforeID: "msg_3"}, "[msg_1 msg_2]"},
-		{"everything before msg_1", store.MessageQuery{SessionID: "ses_a", BeforeCreated: 100, BeforeID: "msg_1"}, "[msg_0]"},
-		{"from msg_3 on, across a created-time tie", store.MessageQuery{SessionID: "ses_a", FromCreated: 101, FromID: "msg_3"}, "[msg_3 msg_4 msg_5]"},
-		{"from msg_1 up to msg_3", store.MessageQuery{SessionID: "ses_a", FromCreated: 100, FromID: "msg_1", BeforeCreated: 101, BeforeID: "msg_3"}, "[msg_1 msg_2]"},
-		{"another session has none", store.MessageQuery{SessionID: "ses_none"}, "[]"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			msgs, parts, err := db.ListMessages(ctx, tt.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := msgIDs(msgs); got != tt.want {
-				t.Errorf("got %s, want %s", got, tt.want)
-			}
-			for _, m := range msgs {
-				ps := parts[m.ID]
-				if m.ID == "msg_5" {
-					if len(ps) != 0 || string(m.Data) != `{"n":5}` {
-						t.Errorf("msg_5: %s with parts %+v, want its document and no parts", m.Data, ps)
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				msgs, parts, err := db.ListMessages(ctx, tt.q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := msgIDs(msgs); got != tt.want {
+					t.Errorf("got %s, want %s", got, tt.want)
+				}
+				for _, m := range msgs {
+					ps := parts[m.ID]
+					if m.ID == "msg_5" {
+						if len(ps) != 0 || string(m.Data) != `{"n":5}` {
+							t.Errorf("msg_5: %s with parts %+v, want its document and no parts", m.Data, ps)
+						}
+						continue
 					}
-					continue
+					if len(ps) != 2 || ps[0].ID > ps[1].ID || ps[0].MessageID != m.ID || ps[0].SessionID != "ses_a" {
+						t.Errorf("parts of %s: %+v, want two in ID order", m.ID, ps)
+					}
 				}
-				if len(ps) != 2 || ps[0].ID > ps[1].ID || ps[0].MessageID != m.ID || ps[0].SessionID != "ses_a" {
-					t.Errorf("parts of %s: %+v, want two in ID order", m.ID, ps)
-				}
-			}
-		})
-	}
-	m, ps, err := db.GetMessage(ctx, "ses_a", "msg_2")
-	if err != nil || m.Created != 101 || len(ps) != 2 || ps[0].ID != "prt_2_0" {
-		t.Errorf("GetMessage: %+v %+v %v", m, ps, err)
-	}
-	if _, _, err := db.GetMessage(ctx, "ses_other", "msg_2"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("a message asked for through another session: %v", err)
-	}
-	if c, err := db.MessageCursor(ctx, "ses_a", "msg_4"); err != nil || c != 102 {
-		t.Errorf("MessageCursor = %d, %v", c, err)
-	}
-	for _, c := range []struct {
-		created int64
-		id      string
-		want    int
-	}{{100, "msg_0", 0}, {101, "msg_3", 3}, {101, "msg_9", 4}, {200, "msg_0", 6}} {
-		if n, err := db.CountMessagesBefore(ctx, "ses_a", c.created, c.id); err != nil || n != c.want {
-			t.Errorf("CountMessagesBefore(%d, %s) = %d, %v; want %d", c.created, c.id, n, err, c.want)
+			})
 		}
-	}
+		m, ps, err := db.GetMessage(ctx, "ses_a", "msg_2")
+		if err != nil || m.Created != 101 || len(ps) != 2 || ps[0].ID != "prt_2_0" {
+			t.Errorf("GetMessage: %+v %+v %v", m, ps, err)
+		}
+		if _, _, err := db.GetMessage(ctx, "ses_other", "msg_2"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a message asked for through another session: %v", err)
+		}
+		if c, err := db.MessageCursor(ctx, "ses_a", "msg_4"); err != nil || c != 102 {
+			t.Errorf("MessageCursor = %d, %v", c, err)
+		}
+		for _, c := range []struct {
+			created int64
+			id      string
+			want    int
+		}{{100, "msg_0", 0}, {101, "msg_3", 3}, {101, "msg_9", 4}, {200, "msg_0", 6}} {
+			if n, err := db.CountMessagesBefore(ctx, "ses_a", c.created, c.id); err != nil || n != c.want {
+				t.Errorf("CountMessagesBefore(%d, %s) = %d, %v; want %d", c.created, c.id, n, err, c.want)
+			}
+		}
+	})
 }
 
 func TestCrashRecoveryQueries(t *testing.T) {
-	db := open(t)
-	ctx := context.Background()
-	put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
-	msgs := map[string]string{
-		"msg_done":    `{"role":"assistant","time":{"created":1,"completed":2}}`,
-		"msg_running": `{"role":"assistant","time":{"created":1}}`,
-		"msg_user":    `{"role":"user","time":{"created":1}}`,
-	}
-	for mid, data := range msgs {
-		if err := db.PutMessage(ctx, store.Message{ID: mid, SessionID: "ses_a", Created: 1, Data: []byte(data)}); err != nil {
-			t.Fatal(err)
+	eachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
+		msgs := map[string]string{
+			"msg_done":    `{"role":"assistant","time":{"created":1,"completed":2}}`,
+			"msg_running": `{"role":"assistant","time":{"created":1}}`,
+			"msg_user":    `{"role":"user","time":{"created":1}}`,
 		}
-	}
-	parts := map[string]string{
-		"prt_pending": `{"type":"tool","state":{"status":"pending"}}`,
-		"prt_running": `{"type":"tool","state":{"status":"running"}}`,
-		"prt_done":    `{"type":"tool","state":{"status":"completed"}}`,
-		"prt_text":    `{"type":"text","text":"running"}`,
-	}
-	for pid, data := range parts {
-		if err := db.PutPart(ctx, store.Part{ID: pid, MessageID: "msg_running", SessionID: "ses_a", Data: []byte(data)}); err != nil {
-			t.Fatal(err)
+		for mid, data := range msgs {
+			if err := db.PutMessage(ctx, store.Message{ID: mid, SessionID: "ses_a", Created: 1, Data: []byte(data)}); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	unfinished, err := db.UnfinishedMessages(ctx)
-	if err != nil || len(unfinished) != 1 || unfinished[0].ID != "msg_running" {
-		t.Errorf("UnfinishedMessages = %+v, %v", unfinished, err)
-	}
-	running, err := db.RunningParts(ctx)
-	got := map[string]bool{}
-	for _, p := range running {
-		got[p.ID] = true
-	}
-	if err != nil || len(running) != 2 || !got["prt_pending"] || !got["prt_running"] {
-		t.Errorf("RunningParts = %+v, %v", running, err)
-	}
+		parts := map[string]string{
+			"prt_pending": `{"type":"tool","state":{"status":"pending"}}`,
+			"prt_running": `{"type":"tool","state":{"status":"running"}}`,
+			"prt_done":    `{"type":"tool","state":{"status":"completed"}}`,
+			"prt_text":    `{"type":"text","text":"running"}`,
+		}
+		for pid, data := range parts {
+			if err := db.PutPart(ctx, store.Part{ID: pid, MessageID: "msg_running", SessionID: "ses_a", Data: []byte(data)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		unfinished, err := db.UnfinishedMessages(ctx)
+		if err != nil || len(unfinished) != 1 || unfinished[0].ID != "msg_running" {
+			t.Errorf("UnfinishedMessages = %+v, %v", unfinished, err)
+		}
+		running, err := db.RunningParts(ctx)
+		got := map[string]bool{}
+		for _, p := range running {
+			got[p.ID] = true
+		}
+		if err != nil || len(running) != 2 || !got["prt_pending"] || !got["prt_running"] {
+			t.Errorf("RunningParts = %+v, %v", running, err)
+		}
+	})
 }
 
 // TestConcurrentWritersDoNotFail proves the pool, WAL and busy timeout let writers queue instead of
 // failing with SQLITE_BUSY.
 func TestConcurrentWritersDoNotFail(t *testing.T) {
-	db := open(t)
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	errs := make(chan error, 400)
-	for w := range 8 {
-		wg.Go(func() {
-			for i := range 50 {
-				id := fmt.Sprintf("ses_%d_%d", w, i)
-				errs <- db.PutSession(ctx, store.Session{ID: id, Directory: "/p", Title: id, Created: 1, Updated: int64(i), Data: []byte(`{}`)})
-				if _, err := db.ListSessions(ctx, store.SessionQuery{Limit: 5}); err != nil {
-					errs <- err
+	eachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		errs := make(chan error, 400)
+		for w := range 8 {
+			wg.Go(func() {
+				for i := range 50 {
+					id := fmt.Sprintf("ses_%d_%d", w, i)
+					errs <- db.PutSession(ctx, store.Session{ID: id, Directory: "/p", Title: id, Created: 1, Updated: int64(i), Data: []byte(`{}`)})
+					if _, err := db.ListSessions(ctx, store.SessionQuery{Limit: 5}); err != nil {
+						errs <- err
+					}
 				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+			})
 		}
-	}
-	rows, err := db.ListSessions(ctx, store.SessionQuery{})
-	if err != nil || len(rows) != 400 {
-		t.Fatalf("%d sessions stored (%v), want 400", len(rows), err)
-	}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := db.ListSessions(ctx, store.SessionQuery{})
+		if err != nil || len(rows) != 400 {
+			t.Fatalf("%d sessions stored (%v), want 400", len(rows), err)
+		}
+	})
 }
 
 func TestTxCommitsOrRollsBack(t *testing.T) {
-	db := open(t)
-	ctx := context.Background()
-	put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
-	boom := errors.New("boom")
-	err := db.Tx(ctx, func(tx store.Tx) error {
-		if err := tx.PutSession(ctx, store.Session{ID: "ses_a", Directory: "/p", Title: "changed", Created: 1, Updated: 2, Data: []byte("{}")}); err != nil {
-			return err
+	eachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
+		boom := errors.New("boom")
+		err := db.Tx(ctx, func(tx store.Tx) error {
+			if err := tx.PutSession(ctx, store.Session{ID: "ses_a", Directory: "/p", Title: "changed", Created: 1, Updated: 2, Data: []byte("{}")}); err != nil {
+				return err
+			}
+			if err := tx.PutSession(ctx, store.Session{ID: "ses_b", Directory: "/p", Title: "b", Created: 1, Updated: 2, Data: []byte("{}")}); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("Tx returned %v, want the function's error", err)
 		}
-		if err := tx.PutSession(ctx, store.Session{ID: "ses_b", Directory: "/p", Title: "b", Created: 1, Updated: 2, Data: []byte("{}")}); err != nil {
-			return err
+		if got, _ := db.GetSession(ctx, "ses_a"); got.Title != "a" {
+			t.Fatalf("a failed transaction was committed: title %q", got.Title)
 		}
-		return boom
+		if _, err := db.GetSession(ctx, "ses_b"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a failed transaction stored its second row: %v", err)
+		}
+		if err := db.Tx(ctx, func(tx store.Tx) error {
+			return tx.PutSession(ctx, store.Session{ID: "ses_a", Directory: "/p", Title: "changed", Created: 1, Updated: 2, Data: []byte("{}")})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := db.GetSession(ctx, "ses_a"); got.Title != "changed" {
+			t.Fatalf("a committed transaction was lost: title %q", got.Title)
+		}
 	})
-	if !errors.Is(err, boom) {
-		t.Fatalf("Tx returned %v, want the function's error", err)
-	}
-	if got, _ := db.GetSession(ctx, "ses_a"); got.Title != "a" {
-		t.Fatalf("a failed transaction was committed: title %q", got.Title)
-	}
-	if _, err := db.GetSession(ctx, "ses_b"); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("a failed transaction stored its second row: %v", err)
-	}
-	if err := db.Tx(ctx, func(tx store.Tx) error {
-		return tx.PutSession(ctx, store.Session{ID: "ses_a", Directory: "/p", Title: "changed", Created: 1, Updated: 2, Data: []byte("{}")})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := db.GetSession(ctx, "ses_a"); got.Title != "changed" {
-		t.Fatalf("a committed transaction was lost: title %q", got.Title)
-	}
 }
 
 func TestTheDatabaseIsReadableByItsOwnerOnly(t *testing.T) {

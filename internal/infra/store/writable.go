@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
+	"time"
 
 	"modernc.org/sqlite"
 )
@@ -63,7 +64,7 @@ func Full(err error) bool {
 // read-only file left behind, a directory where the WAL cannot be created, a full disk) is found
 // at start rather than by the first turn.
 func (s *DB) probeWrite(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO store_meta (key, value) VALUES ('opened', unixepoch())
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`)
+	_, err := s.db.ExecContext(ctx, s.dialect.rebind(`INSERT INTO store_meta (key, value) VALUES ('opened', ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`), time.Now().Unix())
 	return err
 }

@@ -1,0 +1,257 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/tandem-dev/tandem/internal/base/bus"
+	"github.com/tandem-dev/tandem/internal/base/errs"
+	"github.com/tandem-dev/tandem/internal/door/routes"
+	"github.com/tandem-dev/tandem/internal/infra/cluster"
+	"github.com/tandem-dev/tandem/internal/infra/store"
+)
+
+// member is this process's part when several tandem nodes share one PostgreSQL database: it runs
+// the sessions it holds a lease on (session.Runner), sends requests for the others to the node
+// that runs them (routes.Owners), recovers the sessions of a node that died when it takes them
+// over, and applies to its own waiting requests the answers other nodes claimed.
+type member struct {
+	m     *Main
+	node  *cluster.Node
+	db    store.Cluster
+	stale time.Duration
+}
+
+// Internal signals between nodes, carried by the event log and never shown to clients.
+const (
+	signalClaimed   = cluster.InternalPrefix + "claimed"   // an answer claimed at one node for a request another asked
+	signalTakenOver = cluster.InternalPrefix + "takenover" // a node took over the sessions of another
+)
+
+type claimedSignal struct {
+	Kind      string `json:"kind"`
+	ID        string `json:"id"`
+	SessionID string `json:"sessionID"`
+}
+
+type takenOverSignal struct {
+	By       string   `json:"by"`
+	Sessions []string `json:"sessions"`
+}
+
+// defaultNodeID names a node that was given no --node-id: unique, so that two processes on one host
+// never take each other for a restart of the same node.
+func defaultNodeID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "node"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return host + "-" + hex.EncodeToString(b[:])
+}
+
+// joinCluster prepares this node for a database several nodes share: the bus it returns logs every
+// event to the shared log and delivers every node's events in the log's order. Nothing runs until
+// start.
+func joinCluster(ctx context.Context, m *Main, db store.Cluster, o Options) (*member, *bus.Bus, error) {
+	id := o.NodeID
+	if id == "" {
+		id = defaultNodeID()
+	}
+	c := &member{m: m, db: db, stale: cluster.DefaultStaleAfter}
+	node, err := cluster.New(ctx, cluster.Options{Store: db, ID: id, URL: o.Advertise, Log: o.Logger,
+		OnTakeOver: c.takeOver})
+	if err != nil {
+		return nil, nil, err
+	}
+	c.node = node
+	b := bus.New(bus.Options{Boot: node.ClusterID(), Sink: node.Sink, Backfill: node.Backfill})
+	return c, b, nil
+}
+
+// start registers the node (with the URL it serves at, when --advertise named none), takes back
+// the sessions of its own previous life, and starts following the log.
+func (c *member) start(ctx context.Context, url string) error {
+	c.node.SetURL(url)
+	sub, _, err := c.m.bus.Subscribe("", func(ev *bus.Event) bool { return ev.Type == signalClaimed || ev.Type == signalTakenOver })
+	if err != nil {
+		return err
+	}
+	go c.follow(sub)
+	return c.node.Start(ctx, c.m.bus)
+}
+
+// share makes the pending requests of every kind settle across the nodes.
+func (c *member) share() {
+	c.m.perms.Share(c.m.base, c.claimed)
+	c.m.questions.Share(c.m.base, c.claimed)
+	c.m.mcp.ShareElicitations(c.m.base, c.claimed)
+}
+
+// follow acts on the signals of the other nodes until the bus closes.
+func (c *member) follow(sub *bus.Subscription) {
+	defer sub.Close()
+	for {
+		ev, err := sub.Next(c.m.base)
+		if err != nil {
+			return
+		}
+		var env struct {
+			Properties json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(ev.Payload, &env); err != nil {
+			continue
+		}
+		switch ev.Type {
+		case signalClaimed:
+			var s claimedSignal
+			if json.Unmarshal(env.Properties, &s) == nil {
+				c.apply(s)
+			}
+		case signalTakenOver:
+			var s takenOverSignal
+			if json.Unmarshal(env.Properties, &s) == nil && s.By != c.node.ID() {
+				c.lost(s.Sessions)
+			}
+		}
+	}
+}
+
+// apply gives a request waiting here the answer another node claimed for it.
+func (c *member) apply(s claimedSignal) {
+	switch s.Kind {
+	case "permission":
+		c.m.perms.Apply(s.ID)
+	case "question":
+		c.m.questions.Apply(s.ID)
+	case "elicitation":
+		c.m.mcp.ApplyElicitation(s.ID)
+	}
+}
+
+// claimed is the services' Shared.Claimed: it tells the node that asked a request that an answer
+// given here won.
+func (c *member) claimed(kind, itemID, sessionID string) {
+	c.m.bus.Emit(c.m.log, "", signalClaimed, claimedSignal{Kind: kind, ID: itemID, SessionID: sessionID})
+}
+
+// takeOver recovers the sessions this node has just taken over (from a node that died, or from
+// its own previous life): what waited for a person is asked again with the same IDs and resumes,
+// what was running is marked interrupted.
+func (c *member) takeOver(ctx context.Context, leases []store.SessionLease) {
+	ids := make(map[string]bool, len(leases))
+	list := make([]string, 0, len(leases))
+	for _, l := range leases {
+		ids[l.SessionID] = true
+		list = append(list, l.SessionID)
+	}
+	// A node that was only paused learns from this that its sessions are gone.
+	c.m.bus.Emit(c.m.log, "", signalTakenOver, takenOverSignal{By: c.node.ID(), Sessions: list})
+	if _, err := c.m.recover(ctx, func(sessionID string) bool { return ids[sessionID] }); err != nil {
+		c.m.log.Error("cluster: recover the sessions taken over", "sessions", len(list), "err", err)
+	}
+}
+
+// lost stops, without a word to the store, the turns of sessions another node took over while this
+// one was paused: their writes are fenced already, and their requests are the new owner's. A
+// session with no turn here is left alone.
+func (c *member) lost(sessionIDs []string) {
+	n := 0
+	for _, id := range sessionIDs {
+		if c.m.sessions.Running(id) {
+			c.m.sessions.Release(id)
+			n++
+		}
+	}
+	if n > 0 {
+		c.m.log.Warn("cluster: another node took over sessions this node was running (this node was not heard from in time)", "sessions", n)
+	}
+}
+
+// Run implements session.Runner: a turn runs here under the session's lease, acquired for a
+// session no node runs yet. A session whose node was not heard from is never taken here: the
+// failover takes it over with its recovery.
+func (c *member) Run(ctx context.Context, sessionID string) (context.Context, error) {
+	l, err := c.db.AcquireSession(ctx, sessionID, c.node.ID(), 0)
+	if errors.Is(err, store.ErrOwnedElsewhere) {
+		return nil, errs.E(errs.Conflict, "session %s runs on node %s; send this to that node (any node forwards it)", sessionID, l.Node)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return store.WithFence(ctx, l), nil
+}
+
+// Holds implements session.Runner.
+func (c *member) Holds(ctx context.Context) error {
+	l, ok := store.FenceOf(ctx)
+	if !ok {
+		return nil
+	}
+	cur, err := c.db.SessionLease(ctx, l.SessionID)
+	if err != nil {
+		return err
+	}
+	if cur.Node != l.Node || cur.Epoch != l.Epoch {
+		return fmt.Errorf("session %s: %w (node %s runs it now)", l.SessionID, store.ErrFenced, cur.Node)
+	}
+	return nil
+}
+
+// Owner implements routes.Owners.
+func (c *member) Owner(ctx context.Context, sessionID string) (*url.URL, error) {
+	l, err := c.db.SessionLease(ctx, sessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if l.Node == c.node.ID() {
+		return nil, nil
+	}
+	nodes, err := c.db.Nodes(ctx, c.stale)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		if n.ID != l.Node {
+			continue
+		}
+		if !n.Alive {
+			break
+		}
+		if n.URL == "" {
+			return nil, errs.E(errs.Unavailable, "session %s runs on node %s, which did not say where it serves (--advertise)", sessionID, n.ID)
+		}
+		return url.Parse(n.URL)
+	}
+	return nil, errs.E(errs.Unavailable, "the node that ran session %s (%s) stopped; another node takes the session over within %s: retry then",
+		sessionID, l.Node, c.stale+cluster.DefaultHeartbeat)
+}
+
+// Authorize implements routes.Owners: nodes share the server's credentials.
+func (c *member) Authorize(h http.Header) {
+	h.Del("Cookie")
+	if c.m.password != "" {
+		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(c.m.Username()+":"+c.m.password)))
+	}
+}
+
+// health is the cluster part of GET /global/health.
+func (c *member) health() *routes.ClusterHealth {
+	h := c.node.Health()
+	return &routes.ClusterHealth{ID: h.Cluster, Nodes: h.Alive, Listening: h.Listening, Delivered: h.Delivered, Queued: h.Queued}
+}
+
+var _ routes.Owners = (*member)(nil)
