@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tandem-dev/tandem/internal/agent/session"
@@ -644,6 +646,10 @@ func TestFailoverGivesAKilledNodesSessionToAnotherNodeAndItsWaitingApprovalFinis
 	if h := survivor.health(t); !jsonContains(h["node"], survivor.id) {
 		t.Errorf("node %s's health %v does not name it", survivor.name, h)
 	}
+	testenv.Eventually(t, "node "+survivor.name+"'s health counting two live nodes", func() bool {
+		cl, _ := survivor.health(t)["cluster"].(map[string]any)
+		return cl["nodes"] == float64(2)
+	})
 
 	// Still waiting, with the same ID, on both survivors; the answer goes to the one that does not
 	// own the session.
@@ -717,4 +723,47 @@ func TestFencingKeepsAPausedNodeFromWritingAfterItsSessionWasTakenOver(t *testin
 		t.Errorf("after node A resumed the session is owned by %q, want %q", owner, newOwner)
 	}
 	t.Logf("node A's log after SIGCONT:\n%s", a.log.since(resumedAt))
+}
+
+// A terminal's process runs on the node that started it; the issue asks that its routes and its
+// WebSocket be served by, or proxied to, that node, so that a client behind a load balancer
+// reaches it from any node.
+func TestClusterNodesServeATerminalFromTheNodeThatRunsIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two real servers on PostgreSQL")
+	}
+	c := startNodes(t, 2)
+	a, b := c.nodes[0], c.nodes[1]
+	var pty struct {
+		ID string `json:"id"`
+	}
+	a.call(t, http.MethodPost, "/pty", `{"command":"sh","args":["-c","echo terminal-on-a; exec sleep 60"]}`, http.StatusOK, &pty)
+
+	status, body := b.request(t, http.MethodGet, "/pty/"+pty.ID, "")
+	if status != http.StatusOK || !strings.Contains(string(body), pty.ID) {
+		t.Fatalf("GET /pty/%s on node B: %d %s; want node A's terminal", pty.ID, status, body)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	header := http.Header{}
+	header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(testUser+":"+testPassword)))
+	conn, res, err := websocket.Dial(ctx, strings.Replace(b.base, "http://", "ws://", 1)+"/pty/"+pty.ID+"/connect", &websocket.DialOptions{HTTPHeader: header})
+	if err != nil {
+		status := 0
+		if res != nil {
+			status = res.StatusCode
+		}
+		t.Fatalf("the terminal's WebSocket on node B: %d %v", status, err)
+	}
+	defer conn.CloseNow()
+	var out strings.Builder
+	for !strings.Contains(out.String(), "terminal-on-a") {
+		typ, data, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("reading node A's terminal through node B: %v (read %q)", err, out.String())
+		}
+		if typ == websocket.MessageText {
+			out.Write(data)
+		}
+	}
 }
