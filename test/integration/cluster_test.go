@@ -367,6 +367,7 @@ http {
 		}
 	})
 	lb := "http://" + listen
+	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	testenv.Eventually(tb, "nginx answering on "+listen, func() bool {
 		select {
 		case <-exited:
@@ -374,7 +375,7 @@ http {
 			tb.Fatalf("nginx exited:\n%s", b)
 		default:
 		}
-		res, err := http.Get(lb + "/global/health")
+		res, err := probe.Get(lb + "/global/health")
 		if err == nil {
 			res.Body.Close()
 		}
