@@ -161,8 +161,10 @@ func (s services) api() *routes.API {
 	}
 	global := &routes.Global{Version: s.version, StateDir: s.paths.State, ConfigDir: s.paths.Config, ProjectID: projectID, Started: time.Now(), Store: s.storeKind}
 	var owners routes.Owners // nil on one node
+	var remoteTerminals func() []terminal.Info
 	if s.member != nil {
 		owners, global.Node, global.Cluster = s.member, s.member.node.ID(), s.member.health
+		remoteTerminals = s.member.Terminals
 	}
 	return &routes.API{
 		Owners: owners,
@@ -174,14 +176,14 @@ func (s services) api() *routes.API {
 			&routes.Login{Auth: s.auth},
 			&routes.Sessions{Service: s.sessions},
 			&routes.Shares{Service: s.sessions},
-			&routes.Permissions{Service: s.perms, ProjectID: grantScope},
-			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, Providers: s.runtime.Registry,
+			&routes.Permissions{Service: s.perms, ProjectID: grantScope, Names: s.permissionNames},
+			&routes.Configuration{Load: s.runtime.Load, Patch: s.runtime.Patch, PatchUser: s.runtime.PatchUser, Providers: s.runtime.Registry,
 				SetKey: s.runtime.SetKey, RemoveKey: s.runtime.RemoveKey, Sandbox: s.sandbox},
 			&routes.Questions{Service: s.questions},
 			&routes.MCP{Manager: s.mcp, Sessions: s.sessions},
 			&routes.MCPServer{Handler: s.mcpHTTP},
 			&routes.ACPServer{Handler: s.acpHTTP},
-			&routes.Ptys{Manager: s.ptys},
+			&routes.Ptys{Manager: s.ptys, Remote: remoteTerminals},
 			&routes.Probes{},
 			&routes.Commands{Service: &slash.Service{Config: s.runtime.Load, Env: s.env, Sessions: s.sessions, Bus: s.bus, Logger: s.log, Sandbox: s.sandbox}},
 			&routes.Tools{All: s.tools},
@@ -298,7 +300,11 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 		return nil, err
 	}
 	// Notifications follow every pending request from the first one on, restored ones included.
-	if m.notify, err = notify.New(ctx, notify.Options{Bus: m.bus, DB: m.db, Logger: o.Logger, WebURL: m.webURL}); err != nil {
+	nopts := notify.Options{Bus: m.bus, DB: m.db, Logger: o.Logger, WebURL: m.webURL}
+	if m.member != nil {
+		nopts.Node = m.member.node.ID()
+	}
+	if m.notify, err = notify.New(ctx, nopts); err != nil {
 		return nil, err
 	}
 	undo.push(m.closeNotify)
@@ -370,7 +376,13 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	}
 	creds := auth.Credentials{Username: user, Password: m.password, Disabled: o.NoAuth}
 	// Browser logins survive a restart: their signing secret is kept beside the database.
-	if m.auth, err = auth.Open(creds, filepath.Join(o.Paths.Data, auth.KeyFileName), !m.generated); err != nil {
+	if m.member != nil {
+		// Several nodes: a browser signed in at any node is signed in at all of them.
+		m.auth, err = m.member.openAuth(ctx, creds, filepath.Join(o.Paths.Data, auth.KeyFileName), !m.generated)
+	} else {
+		m.auth, err = auth.Open(creds, filepath.Join(o.Paths.Data, auth.KeyFileName), !m.generated)
+	}
+	if err != nil {
 		return nil, err
 	}
 

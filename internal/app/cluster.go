@@ -11,10 +11,15 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/base/errs"
+	"github.com/tandem-dev/tandem/internal/door/auth"
 	"github.com/tandem-dev/tandem/internal/door/routes"
 	"github.com/tandem-dev/tandem/internal/infra/cluster"
 	"github.com/tandem-dev/tandem/internal/infra/store"
@@ -29,10 +34,20 @@ type member struct {
 	node  *cluster.Node
 	db    store.Cluster
 	stale time.Duration
+
+	mu    sync.Mutex
+	terms map[string]remoteTerminal // the terminals other nodes run, by ID, from their events
+}
+
+// remoteTerminal is a terminal another node runs, as its events describe it.
+type remoteTerminal struct {
+	node string
+	info api.PtyInfo
 }
 
 // Internal signals between nodes, carried by the event log and never shown to clients.
 const (
+	signalLoggedOut = cluster.InternalPrefix + "loggedout" // a browser session ended at one node
 	signalClaimed   = cluster.InternalPrefix + "claimed"   // an answer claimed at one node for a request another asked
 	signalTakenOver = cluster.InternalPrefix + "takenover" // a node took over the sessions of another
 )
@@ -41,6 +56,11 @@ type claimedSignal struct {
 	Kind      string `json:"kind"`
 	ID        string `json:"id"`
 	SessionID string `json:"sessionID"`
+}
+
+type loggedOutSignal struct {
+	Nonce   string `json:"nonce"`
+	Expires int64  `json:"expires"` // unix seconds
 }
 
 type takenOverSignal struct {
@@ -68,7 +88,7 @@ func joinCluster(ctx context.Context, m *Main, db store.Cluster, o Options) (*me
 	if id == "" {
 		id = defaultNodeID()
 	}
-	c := &member{m: m, db: db, stale: cluster.DefaultStaleAfter}
+	c := &member{m: m, db: db, stale: cluster.DefaultStaleAfter, terms: map[string]remoteTerminal{}}
 	node, err := cluster.New(ctx, cluster.Options{Store: db, ID: id, URL: o.Advertise, Log: o.Logger,
 		OnTakeOver: c.takeOver})
 	if err != nil {
@@ -83,7 +103,17 @@ func joinCluster(ctx context.Context, m *Main, db store.Cluster, o Options) (*me
 // the sessions of its own previous life, and starts following the log.
 func (c *member) start(ctx context.Context, url string) error {
 	c.node.SetURL(url)
-	sub, _, err := c.m.bus.Subscribe("", func(ev *bus.Event) bool { return ev.Type == signalClaimed || ev.Type == signalTakenOver })
+	sub, _, err := c.m.bus.Subscribe("", func(ev *bus.Event) bool {
+		switch ev.Type {
+		case signalClaimed, signalTakenOver:
+			return true
+		case signalLoggedOut:
+			return ev.Origin != c.node.ID()
+		case api.EventPtyCreated, api.EventPtyUpdated, api.EventPtyExited, api.EventPtyDeleted:
+			return ev.Origin != c.node.ID()
+		}
+		return false
+	})
 	if err != nil {
 		return err
 	}
@@ -98,33 +128,152 @@ func (c *member) share() {
 	c.m.mcp.ShareElicitations(c.m.base, c.claimed)
 }
 
-// follow acts on the signals of the other nodes until the bus closes.
+// follow acts on the signals of the other nodes, and prunes the requests resolved long ago, until
+// the bus closes.
 func (c *member) follow(sub *bus.Subscription) {
 	defer sub.Close()
+	prune := time.NewTicker(time.Minute)
+	defer prune.Stop()
+	var batch []*bus.Event
 	for {
-		ev, err := sub.Next(c.m.base)
+		select {
+		case <-sub.Ready():
+		case <-prune.C:
+			c.prunePending()
+			continue
+		}
+		var err error
+		batch, err = sub.Take(batch[:0])
+		for _, ev := range batch {
+			c.signal(ev)
+		}
 		if err != nil {
 			return
 		}
-		var env struct {
-			Properties json.RawMessage `json:"properties"`
+	}
+}
+
+// keepResolved is how long a resolved request stays stored, so that a late answer at any node
+// still learns who answered first.
+const keepResolved = time.Hour
+
+func (c *member) prunePending() {
+	if _, err := c.m.db.PrunePending(c.m.base, time.Now().Add(-keepResolved).UnixMilli()); err != nil {
+		c.m.log.Warn("cluster: prune resolved requests", "err", err)
+	}
+}
+
+func (c *member) signal(ev *bus.Event) {
+	var env struct {
+		Properties json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(ev.Payload, &env); err != nil {
+		return
+	}
+	switch ev.Type {
+	case signalClaimed:
+		var s claimedSignal
+		if json.Unmarshal(env.Properties, &s) == nil {
+			c.apply(s)
 		}
-		if err := json.Unmarshal(ev.Payload, &env); err != nil {
-			continue
+	case signalTakenOver:
+		var s takenOverSignal
+		if json.Unmarshal(env.Properties, &s) == nil && s.By != c.node.ID() {
+			c.lost(s.Sessions)
 		}
-		switch ev.Type {
-		case signalClaimed:
-			var s claimedSignal
-			if json.Unmarshal(env.Properties, &s) == nil {
-				c.apply(s)
+	case signalLoggedOut:
+		var s loggedOutSignal
+		if json.Unmarshal(env.Properties, &s) == nil {
+			if err := c.m.auth.Ended(s.Nonce, time.Unix(s.Expires, 0)); err != nil {
+				c.m.log.Error("cluster: record a logout made at another node", "err", err)
 			}
-		case signalTakenOver:
-			var s takenOverSignal
-			if json.Unmarshal(env.Properties, &s) == nil && s.By != c.node.ID() {
-				c.lost(s.Sessions)
+		}
+	case api.EventPtyCreated, api.EventPtyUpdated:
+		var p api.PtyChanged
+		if json.Unmarshal(env.Properties, &p) == nil {
+			c.mu.Lock()
+			c.terms[p.Info.ID] = remoteTerminal{node: ev.Origin, info: p.Info}
+			c.mu.Unlock()
+		}
+	case api.EventPtyExited:
+		var p api.PtyExited
+		if json.Unmarshal(env.Properties, &p) == nil {
+			c.mu.Lock()
+			if t, ok := c.terms[p.ID]; ok {
+				code := p.ExitCode
+				t.info.Status, t.info.ExitCode = api.PtyStatusExited, &code
+				c.terms[p.ID] = t
 			}
+			c.mu.Unlock()
+		}
+	case api.EventPtyDeleted:
+		var p api.PtyDeleted
+		if json.Unmarshal(env.Properties, &p) == nil {
+			c.mu.Lock()
+			delete(c.terms, p.ID)
+			c.mu.Unlock()
 		}
 	}
+}
+
+// Terminal implements routes.Owners: a terminal another live node runs is served there.
+func (c *member) Terminal(ctx context.Context, ptyID string) (*url.URL, error) {
+	c.mu.Lock()
+	t, ok := c.terms[ptyID]
+	c.mu.Unlock()
+	if !ok {
+		return nil, nil
+	}
+	u, alive, err := c.nodeURL(ctx, t.node)
+	if err != nil {
+		return nil, err
+	}
+	if !alive {
+		c.forgetTerminals(t.node)
+		return nil, errs.E(errs.NotFound, "terminal %s ended with its node (%s), which stopped", ptyID, t.node)
+	}
+	return u, nil
+}
+
+// Terminals implements routes.Owners: the terminals of the other nodes, oldest first by ID.
+func (c *member) Terminals() []api.PtyInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]api.PtyInfo, 0, len(c.terms))
+	for _, t := range c.terms {
+		out = append(out, t.info)
+	}
+	slices.SortFunc(out, func(a, b api.PtyInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+func (c *member) forgetTerminals(node string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, t := range c.terms {
+		if t.node == node {
+			delete(c.terms, id)
+		}
+	}
+}
+
+// nodeURL is where a node serves, and whether it is alive.
+func (c *member) nodeURL(ctx context.Context, node string) (*url.URL, bool, error) {
+	nodes, err := c.db.Nodes(ctx, c.stale)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, n := range nodes {
+		if n.ID != node || !n.Alive {
+			continue
+		}
+		if n.URL == "" {
+			return nil, false, errs.E(errs.Unavailable, "node %s did not say where it serves (--advertise)", n.ID)
+		}
+		u, err := url.Parse(n.URL)
+		return u, err == nil, err
+	}
+	return nil, false, nil
 }
 
 // apply gives a request waiting here the answer another node claimed for it.
@@ -178,6 +327,27 @@ func (c *member) lost(sessionIDs []string) {
 	}
 }
 
+// openAuth opens the browser sessions' authority with the signing secret every node shares, and
+// tells the other nodes of every logout here.
+func (c *member) openAuth(ctx context.Context, creds auth.Credentials, keyFile string, bindPassword bool) (*auth.Authority, error) {
+	candidate := make([]byte, 32)
+	if _, err := rand.Read(candidate); err != nil {
+		return nil, err
+	}
+	secret, err := c.db.Secret(ctx, "browser-sessions", candidate)
+	if err != nil {
+		return nil, err
+	}
+	a, err := auth.OpenShared(creds, keyFile, bindPassword, secret)
+	if err != nil {
+		return nil, err
+	}
+	a.OnEnded(func(nonce string, exp time.Time) {
+		c.m.bus.Emit(c.m.log, "", signalLoggedOut, loggedOutSignal{Nonce: nonce, Expires: exp.Unix()})
+	})
+	return a, nil
+}
+
 // Run implements session.Runner: a turn runs here under the session's lease, acquired for a
 // session no node runs yet. A session whose node was not heard from is never taken here: the
 // failover takes it over with its recovery.
@@ -220,21 +390,9 @@ func (c *member) Owner(ctx context.Context, sessionID string) (*url.URL, error) 
 	if l.Node == c.node.ID() {
 		return nil, nil
 	}
-	nodes, err := c.db.Nodes(ctx, c.stale)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range nodes {
-		if n.ID != l.Node {
-			continue
-		}
-		if !n.Alive {
-			break
-		}
-		if n.URL == "" {
-			return nil, errs.E(errs.Unavailable, "session %s runs on node %s, which did not say where it serves (--advertise)", sessionID, n.ID)
-		}
-		return url.Parse(n.URL)
+	u, alive, err := c.nodeURL(ctx, l.Node)
+	if err != nil || alive {
+		return u, err
 	}
 	return nil, errs.E(errs.Unavailable, "the node that ran session %s (%s) stopped; another node takes the session over within %s: retry then",
 		sessionID, l.Node, c.stale+cluster.DefaultHeartbeat)

@@ -86,9 +86,19 @@ func (rt *agentRuntime) Load(dir string) (config.Config, error) { return rt.load
 // Patch writes a patch to dir's project file; for the server's own directory the new providers and
 // rules take effect for the next turn.
 func (rt *agentRuntime) Patch(dir string, patch []byte) (config.Config, error) {
+	return rt.patch(dir, patch, (*config.Loader).Patch)
+}
+
+// PatchUser writes a patch to the user's own configuration file (PATCH /global/config): what
+// dir sees of the result is returned, and the server's own directory applies it at once.
+func (rt *agentRuntime) PatchUser(dir string, patch []byte) (config.Config, error) {
+	return rt.patch(dir, patch, (*config.Loader).PatchUser)
+}
+
+func (rt *agentRuntime) patch(dir string, patch []byte, write func(*config.Loader, []byte, ...func(map[string]any, config.Config) error) (config.Config, error)) (config.Config, error) {
 	rt.changing.Lock()
 	defer rt.changing.Unlock()
-	cfg, err := rt.loader(dir).Patch(patch, checkModels)
+	cfg, err := write(rt.loader(dir), patch, checkModels)
 	if err != nil {
 		return config.Config{}, err
 	}

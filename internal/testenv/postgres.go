@@ -8,11 +8,9 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -89,27 +87,15 @@ func startPostgres(ctx context.Context) (base string, stop func() error, err err
 	if err != nil {
 		return "", nil, err
 	}
-	var cred *syscall.Credential
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			os.RemoveAll(dir)
-			return "", nil, errMissing("PostgreSQL refuses to run as root and there is no postgres user (apt-get install postgresql)")
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if err := os.Chown(dir, uid, gid); err != nil {
-			os.RemoveAll(dir)
-			return "", nil, err
-		}
+	attr, err := postgresUser(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
 	}
 	run := func(ctx context.Context, name string, args ...string) error {
 		cmd := exec.CommandContext(ctx, filepath.Join(bin, name), args...)
 		cmd.Dir = dir
-		if cred != nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		}
+		cmd.SysProcAttr = attr
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("%s: %w\n%s", name, err, out)

@@ -1,6 +1,7 @@
 package testenv_test
 
 import (
+	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
@@ -16,5 +17,31 @@ func TestPostgresGivesEachCallADatabaseOfItsOwn(t *testing.T) {
 	}
 	if got := strings.TrimSpace(string(out)); !strings.HasPrefix(got, "t_") {
 		t.Errorf("connected to %q, want a database made for the test", got)
+	}
+}
+
+func TestSharePostgresGivesEachCallADatabaseOnOneServer(t *testing.T) {
+	t.Setenv("TANDEM_TEST_DATABASE_URL", "") // restored when the test ends
+	stop, err := testenv.SharePostgres(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := testenv.Postgres(t), testenv.Postgres(t)
+	ua, err := url.Parse(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ub, err := url.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ua.Host != ub.Host || ua.Path == ub.Path {
+		t.Errorf("got %s and %s, want two databases on one server", a, b)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.CommandContext(t.Context(), "psql", a, "-Atc", "SELECT 1").CombinedOutput(); err == nil {
+		t.Errorf("the server still answers after stop: %s", out)
 	}
 }

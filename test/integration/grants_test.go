@@ -66,6 +66,7 @@ func TestADenyAddedByHandRefusesWithoutAsking(t *testing.T) {
 		{name: "a rule without a permission is refused", body: `{"pattern":"x"}`, wants: "permission"},
 		{name: "a rule without a pattern is refused", body: `{"permission":"bash","pattern":"  "}`, wants: "pattern: required"},
 		{name: "an unknown action is refused", body: `{"permission":"bash","pattern":"x","action":"ask"}`, wants: "action"},
+		{name: "a permission no tool asks for is refused, naming the ones there are", body: `{"permission":"bsah","pattern":"rm *"}`, wants: `permission \"bsah\": no tool asks for it; the permissions are `},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {

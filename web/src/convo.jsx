@@ -26,7 +26,7 @@ async function copyText(text) {
   if (!ok) throw new Error('The browser refused to copy');
 }
 
-async function flash(button, text) {
+export async function flash(button, text) {
   try {
     await copyText(text);
     button.textContent = 'Copied';
@@ -94,7 +94,7 @@ export async function forkBefore(sessionID, messageID, text) {
   navigate(`#/session/${f.id}`);
 }
 
-export function UserMessageTools({ msg, text }) {
+export function UserMessageTools({ msg, text, children }) {
   const { info } = msg;
   return (
     <div class="msg-tools">
@@ -108,6 +108,7 @@ export function UserMessageTools({ msg, text }) {
       >
         Fork from here
       </button>
+      {children}
     </div>
   );
 }
@@ -225,7 +226,8 @@ export function ChangedFiles({ id, busy }) {
         state.diffs[id] = list || [];
         changed();
       })
-      .catch(reportError);
+      // A session that is gone is said once, by the conversation's own load ("Session not found").
+      .catch((e) => e.status !== 404 && reportError(e));
   }, [id, busy, revision]);
   if (!diffs || diffs.length === 0) return null;
   const adds = diffs.reduce((n, d) => n + (d.additions || 0), 0);

@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, post, del, enc } from './api.js';
 import { state, changed, navigate, toast, reportError } from './store.js';
+import { pushFailure } from './pushmessage.js';
 import './push.css';
 
 const supported = () => typeof navigator !== 'undefined' && 'serviceWorker' in navigator && typeof PushManager !== 'undefined' && typeof Notification !== 'undefined';
@@ -106,7 +107,7 @@ export function PushToggle() {
       }
     } catch (e) {
       if (typeof Notification !== 'undefined' && Notification.permission === 'denied') setMode('denied');
-      reportError(e);
+      reportError(pushFailure(e));
     } finally {
       setBusy(false);
     }

@@ -4,17 +4,11 @@ import {
   state,
   changed,
   navigate,
-  createSession,
   renameSession,
   forkSession,
   deleteSession,
-  sendPrompt,
-  abortSession,
   reportError,
-  modelOptions,
   loadMessages,
-  loadDraft,
-  saveDraft,
   pendingList,
   waitsOn,
 } from './store.js';
@@ -23,7 +17,15 @@ import { Diff } from './diff.jsx';
 import { confirmDialog } from './confirm.jsx';
 import { useContentSearch, Snippet } from './search.jsx';
 import { enc } from './api.js';
+import { Composer } from './composer.jsx';
+import { HeadMenu } from './headmenu.jsx';
+import { newSession } from './newsession.js';
+import { LongText } from './longtext.jsx';
+import { AnswerTools, EditButton } from './answer.jsx';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
+
+// The composer lives in composer.jsx; main.jsx takes it from here with the rest of the session view.
+export { Composer };
 
 function ago(ms) {
   if (!ms) return '';
@@ -41,19 +43,12 @@ export function SessionList({ activeID }) {
   const list = Object.values(state.sessions)
     .filter((s) => !needle || (s.title || '').toLowerCase().includes(needle) || s.id.toLowerCase().includes(needle) || hits[s.id])
     .sort((a, b) => (b.time?.updated || b.time?.created || 0) - (a.time?.updated || a.time?.created || 0));
-  const create = async () => {
-    try {
-      const s = await createSession();
-      navigate(`#/session/${s.id}`);
-    } catch (e) {
-      reportError(e);
-    }
-  };
+  const create = () => newSession().catch(reportError);
   return (
     <aside class="sidebar">
       <div class="sidebar-top">
         <input type="search" placeholder="Search sessions and messages" value={q} onInput={(e) => setQ(e.currentTarget.value)} aria-label="Search sessions" />
-        <button class="primary" onClick={create} title="New session" data-testid="new-session">
+        <button class="primary" onClick={create} title="New session (Ctrl+Alt+N)" aria-keyshortcuts="Control+Alt+N" data-testid="new-session">
           + New
         </button>
       </div>
@@ -81,6 +76,9 @@ export function SessionList({ activeID }) {
   );
 }
 
+/** How many messages a conversation renders at first; "Show earlier" adds as many again. */
+const WINDOW = 120;
+
 export function SessionView({ id }) {
   const s = state.sessions[id];
   const m = state.messages[id];
@@ -96,6 +94,9 @@ export function SessionView({ id }) {
   const all = m ? Object.values(m.byId).sort((a, b) => (a.info.id < b.info.id ? -1 : 1)) : [];
   // Undo (a revert) hides the messages from its point on until Redo or the next prompt.
   const msgs = visibleMessages(s, all);
+  // A long session renders its last WINDOW messages, and more on request (or to reach a search hit).
+  const [shown, setShown] = useState(WINDOW);
+  const from = Math.max(0, msgs.length - shown);
   const hidden = hiddenByRevert(s, all);
   const err = state.sessionErrors[id];
   const scroller = useRef(null);
@@ -135,7 +136,11 @@ export function SessionView({ id }) {
   useEffect(() => {
     if (!target || found.current === target) return;
     const el = scroller.current?.querySelector(`[data-id="${CSS.escape(target)}"]`);
-    if (!el) return; // not loaded yet: a later render finds it
+    if (!el) {
+      const at = msgs.findIndex((x) => x.info.id === target);
+      if (at >= 0 && at < from) setShown(msgs.length - at + 10); // before the window: widen it
+      return; // not loaded or not rendered yet: a later render finds it
+    }
     found.current = target;
     stick.current = false;
     el.scrollIntoView({ block: 'center' });
@@ -228,20 +233,28 @@ export function SessionView({ id }) {
         <button class="ghost rename-btn" onClick={startRename} title="Rename" data-testid="rename">
           Rename
         </button>
-        <SessionTools id={id} msgs={all} busy={busy} />
-        <button class="ghost" onClick={fork} title="Fork this session">
-          Fork
-        </button>
-        <button class="ghost danger" onClick={remove} title="Delete this session">
-          Delete
-        </button>
+        <HeadMenu>
+          <SessionTools id={id} msgs={all} busy={busy} />
+          <button class="ghost" onClick={fork} title="Fork this session">
+            Fork
+          </button>
+          <button class="ghost danger" onClick={remove} title="Delete this session">
+            Delete
+          </button>
+        </HeadMenu>
       </div>
       <div class="conversation" ref={scroller} onScroll={onScroll} data-testid="conversation" tabIndex={-1}>
         {m && !m.loaded && msgs.length === 0 && <div class="muted center">Loading…</div>}
         {m?.loaded && msgs.length === 0 && <Empty />}
-        {msgs.map((msg, i) => (
-          <Message key={msg.info.id} msg={msg} last={i === msgs.length - 1 || msgs[i + 1].info.role === 'user'} />
-        ))}
+        {from > 0 && (
+          <button type="button" class="ghost earlier" onClick={() => setShown(shown + WINDOW)} data-testid="show-earlier">
+            Show {Math.min(WINDOW, from)} earlier message{Math.min(WINDOW, from) === 1 ? '' : 's'} ({from} hidden)
+          </button>
+        )}
+        {msgs.slice(from).map((msg, k) => {
+          const i = from + k;
+          return <Message key={msg.info.id} msg={msg} last={i === msgs.length - 1 || msgs[i + 1].info.role === 'user'} turn={{ msgs, index: i, busy }} />;
+        })}
         <RevertNotice id={id} hidden={hidden} />
         <ChangedFiles id={id} busy={busy} />
         {err && <ErrorBox error={err} />}
@@ -299,7 +312,7 @@ function Todos({ list }) {
   );
 }
 
-export function Message({ msg, last, shared }) {
+export function Message({ msg, last, shared, turn }) {
   const { info, parts } = msg;
   if (info.role === 'user') {
     // A compaction (/compact, or a turn that neared the model's context window): from here on the
@@ -321,8 +334,14 @@ export function Message({ msg, last, shared }) {
       .join('\n');
     return (
       <div class="msg user" data-testid="msg-user" data-id={info.id}>
-        <div class="bubble">{text}</div>
-        {!shared && <UserMessageTools msg={msg} text={text} />}
+        <div class="bubble">
+          <LongText text={text} />
+        </div>
+        {!shared && (
+          <UserMessageTools msg={msg} text={text}>
+            {turn && <EditButton msg={msg} text={text} busy={turn.busy} />}
+          </UserMessageTools>
+        )}
       </div>
     );
   }
@@ -335,6 +354,11 @@ export function Message({ msg, last, shared }) {
       {last && info.modelID && info.time?.completed && (
         <div class="msg-foot muted small">
           {info.agent || info.mode} · {info.modelID} · <MessageTime ms={info.time.completed} what="Finished" />
+        </div>
+      )}
+      {last && turn && !shared && (
+        <div class="msg-foot small">
+          <AnswerTools msgs={turn.msgs} index={turn.index} isLast={turn.index === turn.msgs.length - 1} busy={turn.busy} />
         </div>
       )}
     </div>
@@ -473,115 +497,5 @@ function ToolCall({ part }) {
         </div>
       )}
     </div>
-  );
-}
-
-export function Composer({ sessionID, busy }) {
-  // The draft is kept in this browser per session, so a reload, a restart or a sign-in loses nothing.
-  const [text, setTextState] = useState(() => loadDraft(sessionID));
-  const setText = (t) => {
-    setTextState(t);
-    saveDraft(sessionID, t);
-  };
-  const [sending, setSending] = useState(false);
-  const input = useRef(null);
-  const c = state.composer;
-  const models = modelOptions();
-  const send = async () => {
-    const t = text.trim();
-    if (!t || sending) return;
-    setSending(true);
-    try {
-      let sid = sessionID;
-      if (!sid) {
-        const s = await createSession();
-        sid = s.id;
-        navigate(`#/session/${sid}`);
-      }
-      await sendPrompt(sid, t);
-      setText('');
-      // The focus leaves the composer, so that the answer keys (a, r, …) of what the turn asks are
-      // keys, not text; the conversation follows the new prompt.
-      if (input.current && document.activeElement === input.current) {
-        input.current.blur();
-        document.querySelector('[data-testid="conversation"]')?.focus({ preventScroll: true });
-      }
-      window.dispatchEvent(new CustomEvent('tandem:follow', { detail: sid }));
-    } catch (e) {
-      reportError(e);
-    } finally {
-      setSending(false);
-    }
-  };
-  return (
-    <form
-      class="composer"
-      onSubmit={(e) => {
-        e.preventDefault();
-        send();
-      }}
-    >
-      <textarea
-        rows={2}
-        placeholder="Message the agent… (Enter to send, Shift+Enter for a new line)"
-        value={text}
-        onInput={(e) => setText(e.currentTarget.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-            e.preventDefault();
-            send();
-          }
-        }}
-        aria-label="Message"
-        ref={input}
-        data-testid="composer-input"
-      />
-      <div class="composer-bar">
-        <select
-          value={c.agent}
-          onChange={(e) => {
-            c.agent = e.currentTarget.value;
-            changed();
-          }}
-          aria-label="Agent"
-        >
-          {state.agents.map((a) => (
-            <option key={a.name} value={a.name}>
-              {a.name}
-            </option>
-          ))}
-        </select>
-        <select
-          value={c.model}
-          onChange={(e) => {
-            c.model = e.currentTarget.value;
-            changed();
-          }}
-          aria-label="Model"
-          class="model"
-        >
-          {[...new Set(models.map((m) => m.group))].map((g) => (
-            <optgroup key={g} label={g}>
-              {models
-                .filter((m) => m.group === g)
-                .map((m) => (
-                  <option key={m.value} value={m.value}>
-                    {m.label}
-                  </option>
-                ))}
-            </optgroup>
-          ))}
-        </select>
-        <span class="spacer" />
-        {busy && sessionID && (
-          <button type="button" class="danger" onClick={() => abortSession(sessionID).catch(reportError)} data-testid="abort">
-            Abort
-          </button>
-        )}
-        <button class="primary" type="submit" disabled={sending || !text.trim()} data-testid="send">
-          Send
-        </button>
-      </div>
-    </form>
   );
 }

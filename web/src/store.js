@@ -94,6 +94,8 @@ export function navigate(hash) {
 
 let toastSeq = 0;
 export function toast(text, kind = 'info', ms = 6000) {
+  // The same notice twice at once (three loads of a deleted session all answering 404) shows once.
+  if (state.toasts.some((t) => t.text === text && t.kind === kind)) return;
   const t = { id: ++toastSeq, text, kind };
   state.toasts.push(t);
   changed();
@@ -618,9 +620,13 @@ export async function deleteSession(id) {
   changed();
 }
 
-export async function sendPrompt(sessionID, text) {
-  const body = { parts: [{ type: 'text', text }] };
-  const c = state.composer;
+/**
+ * Sends text and files (file parts: mentions, attachments) with choice's agent and model ({agent,
+ * model}; the composer's defaults without one).
+ */
+export async function sendPrompt(sessionID, text, choice = state.composer, files = []) {
+  const body = { parts: [...(text ? [{ type: 'text', text }] : []), ...files] };
+  const c = choice;
   if (c.agent) body.agent = c.agent;
   if (c.model) {
     const i = c.model.indexOf('/');

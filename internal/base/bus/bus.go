@@ -18,6 +18,7 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -201,14 +202,27 @@ func globalEnvelope(directory string, payload []byte) []byte {
 // FromLog rebuilds an event from its row in the cluster's log: payload is the instance envelope
 // Publish made (so ID comes from it), and Global is rebuilt the way Publish built it.
 func FromLog(seq uint64, directory, typ string, payload []byte, origin string) *Event {
+	return &Event{
+		Seq: seq, ID: payloadID(payload), Type: typ, Directory: directory, Origin: origin,
+		Payload: payload, Global: globalEnvelope(directory, payload),
+	}
+}
+
+// payloadID is the "id" of an instance envelope. Publish writes it first, so it is read without
+// decoding what may be a large payload; anything else is decoded (an envelope without an id gives
+// an empty ID and is still delivered).
+func payloadID(payload []byte) string {
+	const head = `{"id":"`
+	if rest, ok := bytes.CutPrefix(payload, []byte(head)); ok {
+		if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 {
+			return string(rest[:i])
+		}
+	}
 	var env struct {
 		ID string `json:"id"`
 	}
-	_ = json.Unmarshal(payload, &env) // a payload without an id still delivers; ID stays empty
-	return &Event{
-		Seq: seq, ID: env.ID, Type: typ, Directory: directory, Origin: origin,
-		Payload: payload, Global: globalEnvelope(directory, payload),
-	}
+	_ = json.Unmarshal(payload, &env)
+	return env.ID
 }
 
 // Deliver sequences and fans out an event whose Seq is already set: in cluster mode, each event of

@@ -244,3 +244,21 @@ func takeAll(t *testing.T, sub *bus.Subscription) []*bus.Event {
 	}
 	return evs
 }
+
+func TestFromLogReadsTheEventID(t *testing.T) {
+	tests := []struct {
+		name, payload, want string
+	}{
+		{"the envelope Publish writes has its id first", `{"id":"evt_1","type":"x","properties":{}}`, "evt_1"},
+		{"an id elsewhere is decoded", `{"type":"x","id":"evt_2","properties":{}}`, "evt_2"},
+		{"an escaped id is decoded", `{"id":"evt_\u0033","type":"x"}`, "evt_3"},
+		{"an envelope without an id has none", `{"type":"x"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := bus.FromLog(1, "", "x", []byte(tt.payload), "a").ID; got != tt.want {
+				t.Errorf("ID = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -37,6 +37,8 @@ type Authority struct {
 	tickets map[string]time.Time // one-time login tickets -> expiry
 	revoked map[string]time.Time // nonces of sessions logged out before they expired -> expiry
 	failed  map[string]*failures // client address -> failed logins (LoginWait)
+
+	onEnded func(nonce string, exp time.Time) // see OnEnded
 }
 
 // TicketTTL is how long a one-time login link stays valid.
@@ -186,9 +188,28 @@ func (a *Authority) EndSession(token string) error {
 	if !ok || !a.now().Before(exp) {
 		return nil
 	}
+	if err := a.Ended(nonce, exp); err != nil {
+		return err
+	}
+	if ended := a.onEnded; ended != nil {
+		ended(nonce, exp)
+	}
+	return nil
+}
+
+// OnEnded sets what is told of every logout here (several nodes: the others, which call Ended).
+// Set it before the server serves.
+func (a *Authority) OnEnded(f func(nonce string, exp time.Time)) { a.onEnded = f }
+
+// Ended refuses from now on the browser session nonce names (logged out at this or another node)
+// until exp, when it would have expired anyway.
+func (a *Authority) Ended(nonce string, exp time.Time) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.gcLocked()
+	if _, ok := a.revoked[nonce]; ok {
+		return nil
+	}
 	a.revoked[nonce] = exp
 	if a.keys == nil {
 		return nil

@@ -62,6 +62,22 @@ func Open(creds Credentials, path string, bindPassword bool) (*Authority, error)
 	return newAuthority(creds, sessionKey(secret, creds, bindPassword), kf, revoked), nil
 }
 
+// OpenShared is Open for a server whose browser sessions other servers honour too (several nodes
+// sharing one database): sessions are signed with secret, which the nodes share, rather than with
+// the file's; logouts are kept in the file as with Open, and reach the other nodes through OnEnded
+// and Ended.
+func OpenShared(creds Credentials, path string, bindPassword bool, secret []byte) (*Authority, error) {
+	if len(secret) < 32 {
+		return nil, fmt.Errorf("auth: a shared session secret needs 32 bytes or more, got %d", len(secret))
+	}
+	a, err := Open(creds, path, bindPassword)
+	if err != nil {
+		return nil, err
+	}
+	a.sessionKey = sessionKey(secret, creds, bindPassword)
+	return a, nil
+}
+
 func (kf *keyFile) load() (keyFileBody, error) {
 	var body keyFileBody
 	raw, err := os.ReadFile(kf.path)

@@ -1,10 +1,12 @@
 package auth
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func openAt(t *testing.T, path string, creds Credentials, bind bool) *Authority {
@@ -85,4 +87,36 @@ func TestTheKeyFileIsKeptPrivate(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+func TestNodesSharingASecretHonourEachOthersSessionsAndLogouts(t *testing.T) {
+	creds := Credentials{Username: "tandem", Password: "shared-password"}
+	secret := bytes.Repeat([]byte{7}, 32)
+	a, err := OpenShared(creds, filepath.Join(t.TempDir(), KeyFileName), true, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenShared(creds, filepath.Join(t.TempDir(), KeyFileName), true, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A logout at one node reaches the other, as the cluster's signal carries it.
+	a.OnEnded(func(nonce string, exp time.Time) {
+		if err := b.Ended(nonce, exp); err != nil {
+			t.Error(err)
+		}
+	})
+	token := a.NewSession()
+	if !b.CheckSession(token) {
+		t.Fatal("a session signed in at one node is refused at the other")
+	}
+	if err := a.EndSession(token); err != nil {
+		t.Fatal(err)
+	}
+	if a.CheckSession(token) || b.CheckSession(token) {
+		t.Error("a session logged out at one node is still accepted")
+	}
+	if _, err := OpenShared(creds, filepath.Join(t.TempDir(), KeyFileName), true, []byte("short")); err == nil {
+		t.Error("a short shared secret was accepted")
+	}
 }

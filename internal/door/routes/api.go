@@ -53,8 +53,10 @@ func (a *API) Router(guard Guard) chi.Router {
 	})
 	for _, op := range a.Ops() {
 		var h http.Handler = op.Handler
-		if a.Owners != nil && runsOnOwner(op) {
-			h = forwardToOwner(a.Owners, h)
+		if a.Owners != nil {
+			if owner := ownerOf(op, a.Owners); owner != nil {
+				h = forward(a.Owners, owner, h)
+			}
 		}
 		if guard != nil {
 			h = guard(op, h)

@@ -17,6 +17,8 @@ type Configuration struct {
 	Load func(dir string) (config.Config, error)
 	// Patch merges a patch into a directory's project file and applies the result.
 	Patch func(dir string, patch []byte) (config.Config, error)
+	// PatchUser merges a patch into the user's own file (seen from a directory) and applies the result.
+	PatchUser func(dir string, patch []byte) (config.Config, error)
 	// Providers is the current provider registry (it is rebuilt when the config changes).
 	Providers func() *provider.Registry
 	// SetKey stores a provider's API key; its models are listed from then on.
@@ -84,6 +86,16 @@ func (cf *Configuration) Ops() []Op {
 			return document(cfg), nil
 		}).doc("A JSON merge patch (null removes a key) written to the project's tandem.json, comments kept; "+
 			"validated first, so a bad patch changes nothing. Providers and permission rules reload.", 415),
+		op(http.MethodPatch, "/global/config", "global.config.update", "Update global configuration", func(c *Call, in *json.RawMessage) (json.RawMessage, error) {
+			cfg, err := cf.PatchUser(c.Dir, *in)
+			if err != nil {
+				return nil, err
+			}
+			return document(cfg), nil
+		}).doc("A JSON merge patch written to the user's own tandem.json ($XDG_CONFIG_HOME/tandem; created when there is none), "+
+			"checked as PATCH /config checks one; the answer is the merged configuration as GET /config shows it. "+
+			"This is where a provider's baseURL and models go: a project's file the user has not trusted cannot set them. "+
+			"\"trust\" is refused (tandem trust edits it).", 415),
 		op(http.MethodGet, "/config/providers", "config.providers", "List config providers", func(c *Call, _ *struct{}) (provider.ConfigProviderList, error) {
 			return cf.Providers().ConfigProviders(), nil
 		}),

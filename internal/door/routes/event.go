@@ -83,7 +83,7 @@ func (e *Events) stream(w http.ResponseWriter, r *http.Request, global bool, fil
 	if last == "" {
 		last = e.cut.take(who, time.Now())
 	}
-	sub, resume, err := e.Bus.Subscribe(last, shown)
+	sub, resume, err := e.Bus.SubscribeContext(r.Context(), last, shown)
 	if err != nil {
 		writeError(w, r, unavailable("the server is shutting down"))
 		return

@@ -3,6 +3,7 @@ package routes
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
@@ -14,6 +15,9 @@ type Permissions struct {
 	Service *permission.Service
 	// ProjectID names the scope the grants of a directory are stored under (session.GrantScope).
 	ProjectID func(ctx context.Context, dir string) string
+	// Names lists the permissions a request can carry (tool names, edit, external_directory, and
+	// <server>_* for MCP servers); a rule for none of them is refused. Nil accepts any name.
+	Names func() []string
 }
 
 // PermissionListQuery filters GET /permission.
@@ -92,8 +96,12 @@ func (p *Permissions) Ops() []Op {
 			return p.Service.Grants(c.Ctx(), project)
 		}).doc("tandem extension: the \"always\" (action allow) and \"deny-always\" (action deny) answers remembered for the project."),
 		op(http.MethodPost, "/permission/grant", "permission.grant.create", "Add a remembered rule", func(c *Call, in *GrantCreate) (permission.Grant, error) {
+			if err := p.knownPermission(in.Permission); err != nil {
+				return permission.Grant{}, err
+			}
 			return p.Service.AddGrant(c.Ctx(), p.ProjectID(c.Ctx(), c.Dir), in.NewGrant, who(c))
 		}).doc("tandem extension: a rule for the directory's project, kept across restarts like an answered \"deny-always\" "+
+			"(a permission that no tool asks for, such as a typo, is refused with 400 and the names that exist; wildcards match any) "+
 			"(action deny, the default) or \"always\" (action allow). A deny refuses matching calls without asking, whatever else "+
 			"allows them; an allow only spares the question (a configured deny still wins). Waiting requests it decides are "+
 			"answered at once. Listed at GET /permission/grant and revoked with DELETE /permission/grant/{grantID}.", 400, 413, 415),
@@ -114,11 +122,23 @@ func explicitDirectory(c *Call) string {
 	return ""
 }
 
+// knownPermission refuses a rule for a permission no request can carry. A name with a wildcard
+// (* or ?) is a pattern over names and is taken as written.
+func (p *Permissions) knownPermission(name string) error {
+	name = strings.TrimSpace(name)
+	if p.Names == nil || name == "" || strings.ContainsAny(name, "*?") {
+		return nil
+	}
+	names := p.Names()
+	for _, n := range names {
+		if permission.Match(n, name) {
+			return nil
+		}
+	}
+	return errs.E(errs.Invalid, "permission %q: no tool asks for it; the permissions are %s", name, strings.Join(names, ", "))
+}
+
 // who identifies the answering client for the decision log.
 func who(c *Call) pending.Who {
-	client := c.R.Header.Get("X-Tandem-Client")
-	if client == "" {
-		client = c.R.UserAgent()
-	}
-	return pending.Who{Client: client, Addr: c.R.RemoteAddr}
+	return pending.Who{Client: clientName(c.R.Header.Get("X-Tandem-Client"), c.R.UserAgent()), Addr: c.R.RemoteAddr}
 }

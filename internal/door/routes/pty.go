@@ -21,6 +21,8 @@ import (
 // Ptys serves the pseudo-terminals: REST to manage them and a WebSocket to view and type into one.
 type Ptys struct {
 	Manager *terminal.Manager
+	// Remote lists the terminals other nodes run, when several share one database (nil: none).
+	Remote func() []terminal.Info
 	// WriteTimeout bounds one frame to a viewer (default 10 s); a viewer that cannot take it in time
 	// is disconnected, never waited for.
 	WriteTimeout time.Duration
@@ -78,8 +80,13 @@ func (p *Ptys) Ops() []Op {
 			return p.Manager.Shells(), nil
 		}).doc("Shells listed in /etc/shells that exist on this machine."),
 		op(http.MethodGet, "/pty", "pty.list", "List PTY sessions", func(c *Call, _ *struct{}) ([]terminal.Info, error) {
-			return p.Manager.List(), nil
-		}).doc("Every PTY, oldest first; exited ones stay (with their exitCode) until deleted."),
+			list := p.Manager.List()
+			if p.Remote != nil {
+				list = append(list, p.Remote()...)
+			}
+			return list, nil
+		}).doc("Every PTY, oldest first; exited ones stay (with their exitCode) until deleted. With several nodes on one " +
+			"database, every node's terminals, each served by (and forwarded to) the node that runs it."),
 		op(http.MethodPost, "/pty", "pty.create", "Create PTY session", func(c *Call, in *PtyCreate) (terminal.Info, error) {
 			return p.Manager.Create(c.Ctx(), terminal.CreateInput{
 				Command: in.Command, Args: in.Args, Cwd: in.Cwd, Title: in.Title, Env: in.Env, Directory: c.Dir,

@@ -64,11 +64,14 @@ type Options struct {
 	Heartbeat  time.Duration // how often the node says it is alive (default 2 s)
 	StaleAfter time.Duration // a node not heard from for this long is dead (default 10 s)
 	Poll       time.Duration // how often the log is read without a doorbell (default 1 s)
-	Keep       int64         // how many events the log keeps (default 100,000)
+	Keep       int64         // how many events the log keeps (default 100,000); an older cursor resyncs
 
-	// OnTakeOver is told the sessions this node has just taken over: from Start, those of its own
-	// previous life (a restart under the same ID), and from the failover loop, those of a dead
-	// node. Each lease has a new epoch; the node's writes under the old one are refused.
+	// OnTakeOver is told the sessions this node has just taken over, each once: from Start, those
+	// of its own previous life (a restart under the same ID); from the failover loop, those of a
+	// node that stopped beating or announced it left; from Lease, a session taken from a node
+	// that is gone before the failover loop got to it. Each lease has a new epoch: writes under
+	// the old one are refused (store.WithFence). The failover loop waits for it, so it should
+	// recover what it must (a turn waiting on a person, a tool that was running) and return.
 	OnTakeOver func(ctx context.Context, leases []store.SessionLease)
 }
 
@@ -170,6 +173,18 @@ func (n *Node) Start(ctx context.Context, b *bus.Bus) error {
 		return fmt.Errorf("cluster: the bus's cursors (%s) are not this cluster's (%s): build it with Boot = ClusterID()", b.Cursor(), n.cluster)
 	}
 	n.bus = b
+	nodes, err := n.o.Store.Nodes(ctx, n.o.StaleAfter)
+	if err != nil {
+		return fmt.Errorf("cluster: list nodes: %w", err)
+	}
+	for _, nd := range nodes {
+		if nd.ID == n.o.ID && nd.Alive {
+			// Either this node's previous life, stopped less than StaleAfter ago, or another
+			// process given the same ID: the two would take each other's sessions over.
+			n.log.Warn("cluster: a node with this ID was alive moments ago; if another process runs under it, give each its own ID",
+				"started", time.UnixMilli(nd.Started).UTC(), "url", nd.URL)
+		}
+	}
 	beatAt := time.Now()
 	if err := n.o.Store.Heartbeat(ctx, n.self()); err != nil {
 		return fmt.Errorf("cluster: register node %s: %w", n.o.ID, err)
@@ -195,8 +210,7 @@ func (n *Node) Start(ctx context.Context, b *bus.Bus) error {
 	go n.listen()
 	go n.tail(uint64(last))
 	go n.prune()
-	n.adopt(mine)
-	if len(mine) > 0 {
+	if mine = n.adopt(mine); len(mine) > 0 {
 		n.log.Info("cluster: took over the sessions of this node's previous life", "sessions", len(mine))
 		if n.o.OnTakeOver != nil {
 			n.o.OnTakeOver(ctx, mine)
@@ -209,7 +223,7 @@ func (n *Node) self() store.Node {
 	return store.Node{ID: n.o.ID, URL: n.o.URL, Started: n.started}
 }
 
-// every runs f now and then every d until the node stops.
+// every runs f every d until the node stops.
 func (n *Node) every(d time.Duration, f func()) {
 	defer n.wg.Done()
 	t := time.NewTicker(d)
@@ -301,9 +315,8 @@ func (n *Node) check() {
 			}
 			continue
 		}
-		if len(leases) > 0 {
+		if leases = n.adopt(leases); len(leases) > 0 {
 			n.log.Warn("cluster: took over the sessions of a node that is gone", "node", nd.ID, "sessions", len(leases), "alive", nd.Alive)
-			n.adopt(leases)
 			if n.o.OnTakeOver != nil {
 				n.o.OnTakeOver(n.ctx, leases)
 			}
@@ -341,16 +354,26 @@ func (n *Node) left(ev *bus.Event) {
 	}
 }
 
-func (n *Node) adopt(leases []store.SessionLease) {
+// adopt caches leases this node holds and returns those it did not hold already: when the
+// failover loop and Lease take the same session over at once, only one reports it to OnTakeOver.
+func (n *Node) adopt(leases []store.SessionLease) []store.SessionLease {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	var fresh []store.SessionLease
 	for _, l := range leases {
-		n.leases[l.SessionID] = l
+		if n.leases[l.SessionID] != l {
+			n.leases[l.SessionID] = l
+			fresh = append(fresh, l)
+		}
 	}
+	return fresh
 }
 
-// Lease returns this node's lease of a session, acquiring it if no live node owns it (store
-// AcquireSession); with store.ErrOwnedElsewhere the lease names the live node that owns it.
+// Lease returns this node's lease of a session, acquiring it if no registered node owns it (store
+// AcquireSession with no staleness: a registered owner, however stale, keeps the session until the
+// failover takes it over with its recovery); with store.ErrOwnedElsewhere the lease names the node
+// that owns it. A session taken from an owner no longer registered is reported to OnTakeOver, as
+// the failover would have.
 //
 // The leases this node holds are cached. A lease can only be lost to a takeover after its node
 // was not heard from for StaleAfter, and a node that notices such a silence in itself forgets the
@@ -366,11 +389,21 @@ func (n *Node) Lease(ctx context.Context, sessionID string) (store.SessionLease,
 	if ok {
 		return l, nil
 	}
-	l, err := n.o.Store.AcquireSession(ctx, sessionID, n.o.ID, n.o.StaleAfter)
+	prev, err := n.o.Store.SessionLease(ctx, sessionID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return store.SessionLease{}, err
+	}
+	l, err = n.o.Store.AcquireSession(ctx, sessionID, n.o.ID, 0)
 	if err != nil {
 		return l, err
 	}
-	n.adopt([]store.SessionLease{l})
+	fresh := n.adopt([]store.SessionLease{l})
+	if len(fresh) > 0 && prev.Node != "" && prev.Node != n.o.ID && l.Epoch > prev.Epoch {
+		n.log.Warn("cluster: took over a session of a node that is gone", "session", sessionID, "node", prev.Node)
+		if n.o.OnTakeOver != nil {
+			n.o.OnTakeOver(ctx, []store.SessionLease{l})
+		}
+	}
 	return l, nil
 }
 
@@ -379,7 +412,7 @@ func (n *Node) Lease(ctx context.Context, sessionID string) (store.SessionLease,
 var ErrOwnerUnknown = errors.New("cluster: the session's owner has no URL to forward to")
 
 // Owner says which node runs a session, for forwarding a request that must run on the owner: mine
-// is true when it is this node (which acquires a session no live node owns); otherwise nodeURL is
+// is true when it is this node (which acquires a session no registered node owns); otherwise nodeURL is
 // the owner's advertised URL.
 func (n *Node) Owner(ctx context.Context, sessionID string) (nodeURL string, mine bool, err error) {
 	l, err := n.Lease(ctx, sessionID)
@@ -414,7 +447,7 @@ type Health struct {
 	Node      string // this node's ID
 	Cluster   string // the database's cluster ID
 	Delivered uint64 // the newest log sequence number delivered to this node's bus
-	Listening bool   // the doorbell listener is connected (without it, events arrive by polling)
+	Listening bool   // the doorbell listener has connected and runs (the store reconnects it by itself; while it is down, events arrive by polling)
 	Alive     int    // live nodes at the last look, this one included
 	Queued    int    // events published here and not yet in the log
 	Ignored   uint64 // events the bus refused as already delivered

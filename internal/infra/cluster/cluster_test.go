@@ -2,13 +2,17 @@ package cluster
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql's "pgx", to cut the listeners off
 	"go.uber.org/goleak"
 
 	"github.com/tandem-dev/tandem/internal/base/bus"
@@ -16,7 +20,27 @@ import (
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs every test on one PostgreSQL server (a database each) and checks that no
+// goroutine outlives the tests.
+func TestMain(m *testing.M) {
+	stop, err := testenv.SharePostgres(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start PostgreSQL:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // testNode is one node of a test cluster: its own store handle, bus and runtime, as a tandem
 // process has.
@@ -185,6 +209,38 @@ func TestEventsPublishedConcurrentlyOnTwoNodesArriveInOneOrderOnBoth(t *testing.
 	}
 }
 
+func TestEventsStillArriveWhenTheDoorbellListenersAreCutOff(t *testing.T) {
+	url := testenv.Postgres(t)
+	a, b := startNode(t, url, "a", nodeOpts{}), startNode(t, url, "b", nodeOpts{})
+	onB, _ := b.subscribe(t, "")
+	testenv.Eventually(t, "both nodes listen", func() bool { return a.Health().Listening && b.Health().Listening })
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// What a failover of the database, or a proxy's idle timeout, does to the listeners.
+	var cut int
+	if err := db.QueryRowContext(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&cut); err != nil || cut != 2 {
+		t.Fatalf("cut %d listeners (%v), want 2", cut, err)
+	}
+	for i := range 5 {
+		publish(t, a.bus, i)
+	}
+	got := nextEvents(t, onB, 5)
+	for i := 1; i < len(got); i++ {
+		if got[i].Seq != got[i-1].Seq+1 {
+			t.Fatalf("seq %d after %d", got[i].Seq, got[i-1].Seq)
+		}
+	}
+	testenv.Eventually(t, "the listeners reconnect", func() bool {
+		var n int
+		err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&n)
+		return err == nil && n == 2
+	})
+}
+
 func TestASubscriberReconnectingToAnotherNodeGetsExactlyWhatItMissed(t *testing.T) {
 	url := testenv.Postgres(t)
 	// Rings of 8: most of what the subscriber missed is older than the ring and comes from the log.
@@ -253,6 +309,47 @@ func TestADeadNodesSessionsAreTakenOverByALiveOne(t *testing.T) {
 	})
 }
 
+func TestLeaseTakesOnlyASessionWhoseOwnerIsNoLongerRegistered(t *testing.T) {
+	url := testenv.Postgres(t)
+	a := startNode(t, url, "a", nodeOpts{})
+	if _, err := a.Lease(t.Context(), "ses_1"); err != nil {
+		t.Fatal(err)
+	}
+	a.crash()
+	// b's failover loop does not run (b is not started): only Lease could move the session.
+	cs := openCluster(t, url)
+	takeovers := make(chan []store.SessionLease, 4)
+	b, err := New(t.Context(), Options{Store: cs, ID: "b", Heartbeat: 100 * time.Millisecond, StaleAfter: 500 * time.Millisecond,
+		OnTakeOver: func(_ context.Context, l []store.SessionLease) { takeovers <- l }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	testenv.Eventually(t, "a is stale", func() bool {
+		nodes, err := cs.Nodes(t.Context(), 500*time.Millisecond)
+		return err == nil && len(nodes) == 1 && !nodes[0].Alive
+	})
+	// Stale but registered: the session waits for the failover, which recovers what it takes.
+	if l, err := b.Lease(t.Context(), "ses_1"); !errors.Is(err, store.ErrOwnedElsewhere) || l.Node != "a" {
+		t.Fatalf("b's lease of a stale node's session = %+v, %v; want a's lease and ErrOwnedElsewhere", l, err)
+	}
+	if err := cs.RemoveNode(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if l, err := b.Lease(t.Context(), "ses_1"); err != nil || l != (store.SessionLease{SessionID: "ses_1", Node: "b", Epoch: 2}) {
+			t.Fatalf("b's lease = %+v, %v; want ses_1 with epoch 2", l, err)
+		}
+	}
+	// Lease calls OnTakeOver before it returns: what it reported is in the channel already.
+	if got := len(takeovers); got != 1 {
+		t.Fatalf("the takeover was reported %d times, want once", got)
+	}
+	if got := fmt.Sprint(<-takeovers); got != "[{ses_1 b 2}]" {
+		t.Errorf("OnTakeOver got %s, want [{ses_1 b 2}]", got)
+	}
+}
+
 func TestACleanStopHandsTheSessionsOverAtOnce(t *testing.T) {
 	url := testenv.Postgres(t)
 	// With an hour's StaleAfter, only a's announcement can make b take over.
@@ -268,6 +365,38 @@ func TestACleanStopHandsTheSessionsOverAtOnce(t *testing.T) {
 	leases, _ := testenv.Recv(t, b.takeovers, "b takes over a's sessions")
 	if fmt.Sprint(leases) != "[{ses_1 b 2}]" {
 		t.Errorf("b took over %v, want ses_1 with epoch 2", leases)
+	}
+}
+
+func TestCloseWritesEveryEventStillQueued(t *testing.T) {
+	url := testenv.Postgres(t)
+	a, b := startNode(t, url, "a", nodeOpts{}), startNode(t, url, "b", nodeOpts{})
+	onB, _ := b.subscribe(t, "")
+	const n = 300
+	for i := range n {
+		publish(t, a.bus, i)
+	}
+	a.Close() // right after publishing: most events are still queued
+	var got []int
+	for _, ev := range nextEvents(t, onB, n+1) {
+		if Internal(ev.Type) {
+			continue // a's departure
+		}
+		var env struct {
+			Properties struct{ I int } `json:"properties"`
+		}
+		if err := json.Unmarshal(ev.Payload, &env); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, env.Properties.I)
+	}
+	if len(got) != n {
+		t.Fatalf("b received %d of a's %d events", len(got), n)
+	}
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("event %d carries %d: the order was not kept", i, v)
+		}
 	}
 }
 

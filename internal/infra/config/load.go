@@ -133,6 +133,10 @@ func (l *Loader) fileLayers(override *layer) ([]layer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A user file that PatchUser is about to create ranks with the user's files, below the project's.
+	if override != nil && UserDir(l.env) != "" && filepath.Dir(override.name) == filepath.Clean(UserDir(l.env)) && !containsLayer(layers, override.name) {
+		layers = append(layers, *override)
+	}
 	if l.dir != "" && canonical(l.dir) != canonical(UserDir(l.env)) {
 		isTrusted := trusted(l.dir, trustList(layers))
 		env := l.env

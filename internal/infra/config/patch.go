@@ -24,6 +24,31 @@ import (
 // write is atomic: a failed Patch leaves the file as it was. checks run on the merged result after
 // the Loader's own, with the patch as sent (a JSON object), for what only a change is held to.
 func (l *Loader) Patch(patch []byte, checks ...func(patch map[string]any, merged Config) error) (Config, error) {
+	return l.patch(func(map[string]any) (string, []byte, error) { return fileIn(l.dir) }, patch, checks)
+}
+
+// PatchUser is Patch on the user's own file ($XDG_CONFIG_HOME/tandem/tandem.json, created when
+// there is none) instead of the project's: what only the user may set, such as a provider's
+// baseURL, which an untrusted project's file is refused. The trust list is refused here: it is
+// edited by `tandem trust` alone, so that no client of the server trusts a directory.
+func (l *Loader) PatchUser(patch []byte, checks ...func(patch map[string]any, merged Config) error) (Config, error) {
+	return l.patch(func(obj map[string]any) (string, []byte, error) {
+		if _, ok := obj["trust"]; ok {
+			return "", nil, errs.E(errs.Invalid, "trust: the trusted directories are changed with `tandem trust DIR`, not through the API")
+		}
+		dir := UserDir(l.env)
+		if dir == "" {
+			return "", nil, errs.E(errs.Invalid, "no user configuration directory: set HOME or XDG_CONFIG_HOME")
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", nil, errs.E(errs.Invalid, "creating %s: %v", dir, err)
+		}
+		return fileIn(dir)
+	}, patch, checks)
+}
+
+// patch merges a patch into the file target names (given the decoded patch).
+func (l *Loader) patch(target func(patch map[string]any) (string, []byte, error), patch []byte, checks []func(patch map[string]any, merged Config) error) (Config, error) {
 	var p any
 	dec := json.NewDecoder(bytes.NewReader(patch))
 	dec.UseNumber()
@@ -45,7 +70,7 @@ func (l *Loader) Patch(patch []byte, checks ...func(patch map[string]any, merged
 	l.mu.Lock()
 	defer l.mu.Unlock()
 
-	path, raw, err := l.projectFile()
+	path, raw, err := target(obj)
 	if err != nil {
 		return Config{}, err
 	}
@@ -76,11 +101,11 @@ func (l *Loader) Patch(patch []byte, checks ...func(patch map[string]any, merged
 	return cfg, nil
 }
 
-// projectFile returns the file Patch writes: the project's highest-precedence existing file, or a
-// new tandem.json.
-func (l *Loader) projectFile() (path string, raw []byte, err error) {
+// fileIn returns the file a patch of dir's configuration writes: its highest-precedence existing
+// file, or a new tandem.json.
+func fileIn(dir string) (path string, raw []byte, err error) {
 	for i := len(fileNames) - 1; i >= 0; i-- {
-		path = filepath.Join(l.dir, fileNames[i])
+		path = filepath.Join(dir, fileNames[i])
 		raw, err = os.ReadFile(path)
 		if err == nil {
 			return path, raw, nil
@@ -89,7 +114,7 @@ func (l *Loader) projectFile() (path string, raw []byte, err error) {
 			return "", nil, errs.E(errs.Invalid, "reading %s: %v", path, err)
 		}
 	}
-	return filepath.Join(l.dir, "tandem.json"), []byte("{}\n"), nil
+	return filepath.Join(dir, "tandem.json"), []byte("{}\n"), nil
 }
 
 // applyMergePatch edits the file's syntax tree with RFC 6902 operations derived from the merge

@@ -2,8 +2,6 @@ package config
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,17 +214,9 @@ func editTrust(env func(string) string, dir string, add bool) (string, error) {
 	if userDir == "" {
 		return "", errs.E(errs.Invalid, "no user configuration directory: set HOME or XDG_CONFIG_HOME")
 	}
-	path, raw := filepath.Join(userDir, "tandem.json"), []byte("{}\n")
-	for i := len(fileNames) - 1; i >= 0; i-- {
-		p := filepath.Join(userDir, fileNames[i])
-		b, err := os.ReadFile(p)
-		if err == nil {
-			path, raw = p, b
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", errs.E(errs.Invalid, "reading %s: %v", p, err)
-		}
+	path, raw, err := fileIn(userDir)
+	if err != nil {
+		return "", err
 	}
 	ly, err := parseLayer(path, raw, env)
 	if err != nil {

@@ -101,3 +101,58 @@ func TestASubdirectoryOfATrustedDirectoryIsTrusted(t *testing.T) {
 		t.Fatalf("a sibling sharing the name's prefix was trusted: %+v %v", cfg.MCP, err)
 	}
 }
+
+func TestPatchUserWritesTheUsersFileWhichAnUntrustedProjectCannot(t *testing.T) {
+	const baseURL = `{"provider": {"lab": {"name": "Lab", "npm": "@ai-sdk/openai-compatible", "options": {"baseURL": "http://127.0.0.1:11434/v1"}, "models": {"qwen3": {}}}}}`
+	t.Run("a base URL patched into the untrusted project's file is ignored", func(t *testing.T) {
+		f := newUntrustedFixture(t, nil, nil, nil)
+		cfg, err := f.loader().Patch([]byte(baseURL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cfg.Provider["lab"]; ok {
+			t.Fatal("an untrusted project's provider was applied")
+		}
+	})
+	t.Run("the same patch through PatchUser creates the user's file and applies", func(t *testing.T) {
+		f := newUntrustedFixture(t, nil, nil, nil)
+		cfg, err := f.loader().PatchUser([]byte(baseURL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Provider["lab"].Options.BaseURL; got != "http://127.0.0.1:11434/v1" {
+			t.Fatalf("baseURL = %q after PatchUser", got)
+		}
+		if _, err := os.Stat(filepath.Join(f.project, "tandem.json")); !os.IsNotExist(err) {
+			t.Errorf("PatchUser touched the project's directory: %v", err)
+		}
+		if got := mustLoad(t, f).Provider["lab"].Options.BaseURL; got == "" {
+			t.Error("the user's file does not keep the provider for the next load")
+		}
+	})
+	t.Run("the user's file keeps its comments and ranks below a trusted project's", func(t *testing.T) {
+		f := newUntrustedFixture(t, map[string]string{"tandem.jsonc": "{\n  // mine\n  \"username\": \"me\"\n}\n"},
+			map[string]string{"tandem.json": `{"username": "project"}`}, nil)
+		cfg, err := f.loader().PatchUser([]byte(`{"username": "user", "small_model": "demo/demo"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := os.ReadFile(filepath.Join(f.home, "xdg", "tandem", "tandem.jsonc"))
+		if !strings.Contains(string(raw), "// mine") || !strings.Contains(string(raw), `"user"`) {
+			t.Errorf("the user's file after PatchUser:\n%s", raw)
+		}
+		if cfg.Username != "project" {
+			t.Errorf("username = %q: the project's file still ranks above the user's", cfg.Username)
+		}
+	})
+	t.Run("the trust list is refused", func(t *testing.T) {
+		f := newUntrustedFixture(t, nil, nil, nil)
+		_, err := f.loader().PatchUser([]byte(`{"trust": ["/"]}`))
+		if err == nil || !strings.Contains(err.Error(), "tandem trust") {
+			t.Fatalf("err = %v, want a refusal that names tandem trust", err)
+		}
+		if ok, _ := config.Trusted(f.getenv, f.project); ok {
+			t.Error("a patch trusted a directory")
+		}
+	})
+}

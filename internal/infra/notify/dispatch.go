@@ -29,6 +29,15 @@ type Options struct {
 	AttemptTimeout time.Duration
 	// Keep is how many delivery log entries are kept (default 10,000).
 	Keep int
+	// Node, when several nodes share one database and each sees every node's events, is this
+	// node's ID: it notifies of the requests it asked alone, so a person is told once, not once
+	// per node.
+	Node string
+}
+
+// follows is the bus filter of the events the Dispatcher acts on.
+func (o Options) follows(ev *bus.Event) bool {
+	return isPendingEvent(ev) && (o.Node == "" || ev.Origin == o.Node)
 }
 
 // Dispatcher turns the bus's pending-request events into notifications for its targets.
@@ -88,7 +97,7 @@ func New(ctx context.Context, o Options) (*Dispatcher, error) {
 	if o.WebURL == nil {
 		o.WebURL = func() string { return "" }
 	}
-	sub, _, err := o.Bus.Subscribe("", isPendingEvent)
+	sub, _, err := o.Bus.Subscribe("", o.follows)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +240,7 @@ func (d *Dispatcher) run() {
 		if last != nil {
 			cursor = d.o.Bus.CursorOf(last)
 		}
-		next, resume, serr := d.o.Bus.Subscribe(cursor, isPendingEvent)
+		next, resume, serr := d.o.Bus.Subscribe(cursor, d.o.follows)
 		if serr != nil {
 			return
 		}

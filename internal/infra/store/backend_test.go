@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -282,4 +283,40 @@ func TestPendingClaims(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestOnPostgreSQLTheSessionsVersionChangesOnEveryRead: other nodes change the sessions table
+// unseen, so nothing derived from it may be kept.
+func TestOnPostgreSQLTheSessionsVersionChangesOnEveryRead(t *testing.T) {
+	db := openAt(t, testenv.Postgres(t))
+	if a, b := db.SessionsVersion(), db.SessionsVersion(); a == b {
+		t.Errorf("SessionsVersion read %d twice", a)
+	}
+}
+
+func TestAPostgreSQLThatAcceptsOnlyReadsIsReportedAsReadOnly(t *testing.T) {
+	url := testenv.Postgres(t)
+	db := openAt(t, url)
+	if _, err := db.SQL().ExecContext(t.Context(), `ALTER DATABASE `+strings.TrimPrefix(dbName(t, url), "/")+` SET default_transaction_read_only = on`); err != nil {
+		t.Fatal(err)
+	}
+	// Connections made from now on start read-only; the pool's existing ones are dropped first.
+	db.SQL().SetMaxIdleConns(0)
+	db.SQL().SetMaxIdleConns(16)
+	err := db.PutSession(t.Context(), store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1, Data: []byte(`{}`)})
+	if !store.ReadOnly(err) || store.Full(err) {
+		t.Fatalf("a write to a read-only database: %v, want ReadOnly", err)
+	}
+	if _, err := store.Open(t.Context(), url); err == nil {
+		t.Fatal("Open of a read-only database succeeded")
+	}
+}
+
+func dbName(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Path
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tandem-dev/tandem/internal/infra/store"
+	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
 // BenchmarkListMessages reads a 1,000-message session (2,500 parts, documents of the sizes turns
@@ -52,6 +54,53 @@ func BenchmarkListMessages(b *testing.B) {
 				msgs, parts, err := db.ListMessages(ctx, store.MessageQuery{SessionID: "ses_a", Limit: tc.limit})
 				if err != nil || len(msgs) != tc.want || len(parts[msgs[0].ID]) == 0 {
 					b.Fatalf("%d messages, %v", len(msgs), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPutPart stores a streamed text part again and again (a turn's deltas), on each backend;
+// "fenced" is PostgreSQL's write under a session lease (a transaction checking the lease first).
+func BenchmarkPutPart(b *testing.B) {
+	for _, bk := range []struct {
+		name   string
+		target func(b *testing.B) string
+		fence  bool
+	}{
+		{"sqlite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "tandem.db") }, false},
+		{"postgres", func(b *testing.B) string { return testenv.Postgres(b) }, false},
+		{"postgres/fenced", func(b *testing.B) string { return testenv.Postgres(b) }, true},
+	} {
+		b.Run(bk.name, func(b *testing.B) {
+			ctx := b.Context()
+			db, err := store.Open(ctx, bk.target(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { db.Close() })
+			if err := db.PutSession(ctx, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1, Data: []byte(`{}`)}); err != nil {
+				b.Fatal(err)
+			}
+			if err := db.PutMessage(ctx, store.Message{ID: "msg_a", SessionID: "ses_a", Created: 1, Data: []byte(`{}`)}); err != nil {
+				b.Fatal(err)
+			}
+			if bk.fence {
+				c, _ := db.Cluster()
+				if err := c.Heartbeat(ctx, store.Node{ID: "node-a"}); err != nil {
+					b.Fatal(err)
+				}
+				l, err := c.AcquireSession(ctx, "ses_a", "node-a", time.Minute)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx = store.WithFence(ctx, l)
+			}
+			doc := []byte(`{"id":"prt_a","sessionID":"ses_a","messageID":"msg_a","type":"text","text":"a few words of a streamed answer, about as long as one delta makes it"}`)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := db.PutPart(ctx, store.Part{ID: "prt_a", MessageID: "msg_a", SessionID: "ses_a", Data: doc}); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

@@ -78,7 +78,8 @@ type Cluster interface {
 	// AcquireSession makes node the owner of a session: a session nobody owns gets epoch 1; one
 	// the node owns already keeps its lease; one whose owner has not been heard from within
 	// staleAfter is taken over with its epoch plus one. A session a live node owns is left as it
-	// is and returned with ErrOwnedElsewhere.
+	// is and returned with ErrOwnedElsewhere. With staleAfter <= 0 a registered owner counts as
+	// live however stale: only TakeOver (the failover, which recovers what it takes) moves it.
 	AcquireSession(ctx context.Context, sessionID, node string, staleAfter time.Duration) (SessionLease, error)
 	// SessionLease returns a session's lease, or ErrNotFound when no node has run it yet.
 	SessionLease(ctx context.Context, sessionID string) (SessionLease, error)
@@ -96,6 +97,10 @@ type Cluster interface {
 	LastEventSeq(ctx context.Context) (int64, error)
 	// PruneEvents deletes all but the newest keep events; it returns how many it deleted.
 	PruneEvents(ctx context.Context, keep int64) (int64, error)
+	// Secret returns the secret stored under name, storing candidate first when there is none:
+	// concurrent first starts of several nodes agree on one.
+	Secret(ctx context.Context, name string, candidate []byte) ([]byte, error)
+
 	// Listen calls ring after every doorbell, and once after each (re)connection of the listener
 	// (a doorbell may have been missed meanwhile). It returns when ctx ends, or with an error it
 	// cannot recover from.

@@ -37,10 +37,20 @@ func (c pgCluster) ClusterID(ctx context.Context) (string, error) {
 	return id, wrap("cluster id", err)
 }
 
+func (c pgCluster) Secret(ctx context.Context, name string, candidate []byte) ([]byte, error) {
+	if _, err := c.db.exec(ctx, `INSERT INTO cluster_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, candidate); err != nil {
+		return nil, wrap("store secret", err)
+	}
+	var v []byte
+	err := c.db.queryRow(ctx, `SELECT value FROM cluster_secrets WHERE name = $1`, name).Scan(&v)
+	return v, wrap("read secret", err)
+}
+
 func (c pgCluster) Heartbeat(ctx context.Context, n Node) error {
 	_, err := c.db.exec(ctx, `INSERT INTO nodes (id, url, started, heartbeat)
 		VALUES ($1, $2, COALESCE(to_timestamp(NULLIF($3::bigint, 0) / 1000.0), now()), now())
-		ON CONFLICT (id) DO UPDATE SET url = excluded.url, started = excluded.started, heartbeat = now()`,
+		ON CONFLICT (id) DO UPDATE SET url = excluded.url, heartbeat = now(),
+			started = CASE WHEN $3::bigint = 0 THEN nodes.started ELSE excluded.started END`,
 		n.ID, n.URL, n.Started)
 	return wrap("heartbeat", err)
 }
@@ -91,8 +101,10 @@ func (c pgCluster) AcquireSession(ctx context.Context, sessionID, node string, s
 		if lease.Node == node {
 			return nil
 		}
+		// staleAfter <= 0: a registered owner is never taken over here, however stale (the
+		// failover takes a dead node's sessions over, with their recovery).
 		var alive bool
-		err := q.queryRow(ctx, `SELECT heartbeat > now() - $2::float8 * interval '1 second' FROM nodes WHERE id = $1`,
+		err := q.queryRow(ctx, `SELECT $2::float8 <= 0 OR heartbeat > now() - $2::float8 * interval '1 second' FROM nodes WHERE id = $1`,
 			lease.Node, staleAfter.Seconds()).Scan(&alive)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
@@ -174,9 +186,11 @@ func (c pgCluster) AppendEvents(ctx context.Context, evs []LoggedEvent) ([]int64
 		return nil, wrap("append events", err)
 	}
 	// The doorbell rings after the commit, outside the transaction: NOTIFY inside it would
-	// serialise every committing transaction of the database behind a global lock.
+	// serialise every committing transaction of the database behind a global lock. The events are
+	// stored whether or not it rings (an error here would have them appended again); listeners
+	// poll too.
 	if _, err := c.db.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, eventsChannel, strconv.FormatInt(seqs[len(seqs)-1], 10)); err != nil {
-		return seqs, wrap("ring the event doorbell", err)
+		slog.Warn("store: the event doorbell did not ring", "seq", seqs[len(seqs)-1], "err", err)
 	}
 	return seqs, nil
 }

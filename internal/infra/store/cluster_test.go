@@ -144,9 +144,13 @@ func TestASessionOfADeadNodeIsAcquiredWithTheNextEpoch(t *testing.T) {
 	if _, err := c.AcquireSession(ctx, "ses_a", "node-a", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	// node-a has not been heard from for longer than a staleAfter of zero.
 	heartbeat(t, c, "node-b")
-	l, err := c.AcquireSession(ctx, "ses_a", "node-b", 0)
+	// With no staleness given, a registered owner is never taken over outside TakeOver.
+	if l, err := c.AcquireSession(ctx, "ses_a", "node-b", 0); !errors.Is(err, store.ErrOwnedElsewhere) || l.Node != "node-a" {
+		t.Fatalf("AcquireSession with staleAfter 0 = %+v, %v; want node-a's lease and ErrOwnedElsewhere", l, err)
+	}
+	// node-a has not been heard from for longer than a nanosecond.
+	l, err := c.AcquireSession(ctx, "ses_a", "node-b", time.Nanosecond)
 	if err != nil || l.Node != "node-b" || l.Epoch != 2 {
 		t.Fatalf("AcquireSession = %+v, %v; want node-b with epoch 2", l, err)
 	}
@@ -382,4 +386,18 @@ func TestListenRingsForAnotherNodesAppendsAndAgainAfterItsConnectionIsKilled(t *
 		t.Fatal(err)
 	}
 	ring("after an append on the new connection")
+}
+
+func TestNodesStartingTogetherAgreeOnOneSecret(t *testing.T) {
+	url := testenv.Postgres(t)
+	_, a := clusterOf(t, url)
+	_, b := clusterOf(t, url)
+	first, err := a.Secret(t.Context(), "browser-sessions", []byte("candidate-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := b.Secret(t.Context(), "browser-sessions", []byte("candidate-b"))
+	if err != nil || string(first) != "candidate-a" || string(second) != "candidate-a" {
+		t.Errorf("secrets %q and %q (%v), want both the first one stored", first, second, err)
+	}
 }

@@ -28,12 +28,13 @@ type DB struct {
 	path    string // the file, or the PostgreSQL URL without its password
 	dialect dialect
 	pg      *postgres // PostgreSQL only
-	stmts   sync.Map  // query text -> *sql.Stmt: statements are prepared once, not per call
-	// texts holds each query's text as the dialect runs it (PostgreSQL: ? rewritten to $n).
+	stmts   sync.Map  // query text -> *sql.Stmt: SQLite statements are prepared once, not per call
+	// texts holds each query's text as PostgreSQL runs it (? rewritten to $n), rewritten once.
 	texts sync.Map
-	// writing serialises writers in the process (SQLite only). SQLite has one writer at a time and its busy
-	// handler retries by sleeping, not in turn, so under many concurrent turns some writers would
-	// starve past busy_timeout; a Go mutex queues them instead. Readers are not affected (WAL).
+	// writing serialises writers in the process (SQLite only). SQLite has one writer at a time
+	// and its busy handler retries by sleeping, not in turn, so under many concurrent turns some
+	// writers would starve past busy_timeout; a Go mutex queues them instead. Readers are not
+	// affected (WAL).
 	writing sync.Mutex
 	// sessionsVersion changes after every committed change to the sessions table.
 	sessionsVersion atomic.Uint64
@@ -107,12 +108,12 @@ func (s *Queries) allPartsChanged() {
 	s.db.parts.changed(nil, true)
 }
 
-// prepared returns the cached prepared statement for a query.
+// prepared returns the cached prepared statement for a query (SQLite).
 func (s *DB) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := s.stmts.Load(query); ok {
 		return st.(*sql.Stmt), nil
 	}
-	st, err := s.db.PrepareContext(ctx, s.text(query))
+	st, err := s.db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func (s *Queries) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	}
 	// A pool of one connection is held by this transaction: preparing on the pool would wait for
 	// it forever, so the statement is prepared on the transaction alone (and again next time).
-	if s.db.dialect == sqliteDialect && s.db.db.Stats().MaxOpenConnections == 1 {
+	if s.db.db.Stats().MaxOpenConnections == 1 {
 		return s.tx.PrepareContext(ctx, query)
 	}
 	// Otherwise it is prepared once for the pool, like every other statement: transactions are
@@ -147,8 +148,26 @@ func (s *Queries) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return s.tx.StmtContext(ctx, st), nil
 }
 
+// direct is what PostgreSQL's statements run on: the transaction, or the pool. They are not
+// prepared through database/sql: pgx prepares each statement text once per connection itself
+// (its statement cache), and preparing on the pool from inside a transaction could wait for a
+// connection that only transactions waiting the same way hold.
+func (s *Queries) direct() interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+} {
+	if s.tx != nil {
+		return s.tx
+	}
+	return s.db.db
+}
+
 func (s *Queries) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if s.tx == nil && s.db.dialect == sqliteDialect { // inside Tx the lock is already held
+	if s.db.dialect == postgresDialect {
+		return s.direct().ExecContext(ctx, s.db.text(query), args...)
+	}
+	if s.tx == nil { // inside Tx the lock is already held
 		s.db.writing.Lock()
 		defer s.db.writing.Unlock()
 	}
@@ -160,6 +179,9 @@ func (s *Queries) exec(ctx context.Context, query string, args ...any) (sql.Resu
 }
 
 func (s *Queries) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if s.db.dialect == postgresDialect {
+		return s.direct().QueryContext(ctx, s.db.text(query), args...)
+	}
 	st, err := s.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -169,19 +191,20 @@ func (s *Queries) query(ctx context.Context, query string, args ...any) (*sql.Ro
 
 // queryRow is QueryRowContext through the statement cache; a prepare error surfaces from Scan.
 func (s *Queries) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if s.db.dialect == postgresDialect {
+		return s.direct().QueryRowContext(ctx, s.db.text(query), args...)
+	}
 	st, err := s.stmt(ctx, query)
 	if err != nil {
-		if s.tx != nil {
-			return s.tx.QueryRowContext(ctx, s.db.text(query), args...)
-		}
-		return s.db.db.QueryRowContext(ctx, s.db.text(query), args...)
+		return s.direct().QueryRowContext(ctx, query, args...)
 	}
 	return st.QueryRowContext(ctx, args...)
 }
 
 // Open opens the database target and applies pending migrations: a postgres:// or postgresql://
-// URL is a PostgreSQL database (see OpenPostgres), anything else the path of a SQLite file,
-// created if needed. A database migrated by a newer tandem is refused (NewerSchemaError).
+// URL is a PostgreSQL database (pgx; several tandem nodes may share it, see Cluster), anything
+// else the path of a SQLite file, created if needed. A database migrated by a newer tandem is
+// refused (NewerSchemaError).
 func Open(ctx context.Context, target string) (*DB, error) {
 	if isPostgresURL(target) {
 		return openPostgres(ctx, target)

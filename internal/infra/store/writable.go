@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 )
 
@@ -47,17 +48,35 @@ func unwritable(err error) bool {
 }
 
 // ReadOnly reports whether err says the database cannot be written now that it is open: a file or
-// file system made read-only while serving.
+// file system made read-only while serving, or a PostgreSQL server that accepts only reads (a
+// standby, default_transaction_read_only).
 func ReadOnly(err error) bool {
 	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqliteReadOnly || errors.Is(err, syscall.EROFS)
+	return errors.As(err, &se) && se.Code()&0xff == sqliteReadOnly || errors.Is(err, syscall.EROFS) ||
+		pgCode(err) == pgReadOnly
 }
 
-// Full reports whether err is SQLite's "database or disk is full", or a file write that found no
-// space left on the device.
+// Full reports whether err is SQLite's "database or disk is full", a file write that found no
+// space left on the device, or PostgreSQL's disk_full.
 func Full(err error) bool {
 	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqliteFull || errors.Is(err, syscall.ENOSPC)
+	return errors.As(err, &se) && se.Code()&0xff == sqliteFull || errors.Is(err, syscall.ENOSPC) ||
+		pgCode(err) == pgDiskFull
+}
+
+// PostgreSQL's SQLSTATEs for the same conditions.
+const (
+	pgReadOnly = "25006" // read_only_sql_transaction
+	pgDiskFull = "53100" // disk_full
+)
+
+// pgCode is the SQLSTATE of a PostgreSQL error, or "".
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
 }
 
 // probeWrite commits one small write, so that a database that opens but cannot be written (a
