@@ -49,26 +49,28 @@ type clusterNode struct {
 
 // cluster is the nodes of one test and the database they share ("" for a single SQLite node).
 type cluster struct {
-	db      string
-	project string
-	nodes   []*clusterNode
+	db         string
+	project    string
+	userConfig string
+	nodes      []*clusterNode
 }
 
 // startNodes starts n nodes on a fresh PostgreSQL database and returns once each answers.
 func startNodes(tb testing.TB, n int) *cluster {
 	tb.Helper()
-	return startCluster(tb, n, testenv.Postgres(tb))
+	return startCluster(tb, n, testenv.Postgres(tb), "")
 }
 
 // startCluster starts n nodes on the database at db; with db "" it starts one node on its own
-// SQLite file (the single-node figures of the benchmarks). The first node starts alone, so that
-// it applies the migrations; the others start together.
-func startCluster(tb testing.TB, n int, db string) *cluster {
+// SQLite file (the single-node figures of the benchmarks). userConfig, when not empty, is every
+// node's user tandem.json. The first node starts alone, so that it applies the migrations; the
+// others start together.
+func startCluster(tb testing.TB, n int, db, userConfig string) *cluster {
 	tb.Helper()
 	if db == "" && n != 1 {
 		tb.Fatalf("%d nodes need a shared database", n)
 	}
-	c := &cluster{db: db, project: tb.TempDir()}
+	c := &cluster{db: db, project: tb.TempDir(), userConfig: userConfig}
 	if err := os.WriteFile(filepath.Join(c.project, "README.md"), []byte("# one project, several nodes\n"), 0o600); err != nil {
 		tb.Fatal(err)
 	}
@@ -108,6 +110,15 @@ func (c *cluster) prepare(tb testing.TB, name string) *clusterNode {
 	tb.Helper()
 	data := tb.TempDir()
 	id := "node-" + strings.ToLower(name)
+	if c.userConfig != "" {
+		dir := filepath.Join(data, "config", "tandem")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "tandem.json"), []byte(c.userConfig), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	args := []string{"serve", "--port", strconv.Itoa(testenv.UnusedPort(tb)), "--data-dir", data, "--dir", c.project, "--print-logs"}
 	if c.db != "" {
 		args = append(args, "--database", c.db, "--node-id", id)
@@ -623,7 +634,8 @@ func TestFailoverGivesAKilledNodesSessionToAnotherNodeAndItsWaitingApprovalFinis
 	if testing.Short() {
 		t.Skip("runs three real servers on PostgreSQL")
 	}
-	c := startNodes(t, 3)
+	// Every node's user config allows sleep, so that a command is running on A when it dies.
+	c := startCluster(t, 3, testenv.Postgres(t), `{"permission": {"bash": {"sleep *": "allow"}}}`)
 	a, b, cn := c.nodes[0], c.nodes[1], c.nodes[2]
 	sid := a.newSession(t)
 	onB := b.subscribe(t)
@@ -631,6 +643,9 @@ func TestFailoverGivesAKilledNodesSessionToAnotherNodeAndItsWaitingApprovalFinis
 	asked := onB.waitFor(t, "permission.asked on node B", ofType("permission.asked", sid)).permission()
 	b.awaitListed(t, sid, asked.ID)
 	cn.awaitListed(t, sid, asked.ID)
+	sleeping := a.newSession(t)
+	a.promptAsync(t, sleeping, "run: sleep 30")
+	onB.waitFor(t, "sleep running on node A", toolIn(sleeping, "running"))
 	owner, epoch := c.lease(t, sid)
 	if owner != a.id {
 		t.Fatalf("session %s is owned by %q, want node A (%s)", sid, owner, a.id)
@@ -672,6 +687,36 @@ func TestFailoverGivesAKilledNodesSessionToAnotherNodeAndItsWaitingApprovalFinis
 	}
 	b.finishedTurn(t, sid)
 	cn.finishedTurn(t, sid)
+
+	// The command that ran on A died with it.
+	t.Run("the command that was running on the killed node is stored as interrupted", func(t *testing.T) {
+		var tools []session.Part
+		testenv.Eventually(t, "the sleep's tool call ending", func() bool {
+			tools = toolParts(b.messages(t, sleeping))
+			return len(tools) == 1 && tools[0].State != nil && tools[0].State.Status != "running"
+		})
+		if tools[0].State.Status != "error" || !strings.Contains(tools[0].State.Error, "interrupted") {
+			t.Fatalf("the sleep that ran on node A: %+v; want its tool call recorded as interrupted", tools[0].State)
+		}
+	})
+	t.Run("a client of another node sees that command end and its session go idle", func(t *testing.T) {
+		testenv.Eventually(t, "node B's stream showing the interrupted tool call", func() bool {
+			for _, e := range onB.since(0) {
+				if p, ok := e.part(); ok && p.SessionID == sleeping && p.Type == "tool" && p.State != nil && p.State.Status == "error" {
+					return true
+				}
+			}
+			return false
+		})
+		testenv.Eventually(t, "node B's stream showing the session idle", func() bool {
+			for _, e := range onB.since(0) {
+				if e.Type == "session.idle" && e.sessionID() == sleeping {
+					return true
+				}
+			}
+			return false
+		})
+	})
 }
 
 func TestFencingKeepsAPausedNodeFromWritingAfterItsSessionWasTakenOver(t *testing.T) {
