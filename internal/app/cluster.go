@@ -352,7 +352,7 @@ func (c *member) openAuth(ctx context.Context, creds auth.Credentials, keyFile s
 // session no node runs yet. A session whose node was not heard from is never taken here: the
 // failover takes it over with its recovery.
 func (c *member) Run(ctx context.Context, sessionID string) (context.Context, error) {
-	l, err := c.db.AcquireSession(ctx, sessionID, c.node.ID(), 0)
+	l, err := c.node.Lease(ctx, sessionID)
 	if errors.Is(err, store.ErrOwnedElsewhere) {
 		return nil, errs.E(errs.Conflict, "session %s runs on node %s; send this to that node (any node forwards it)", sessionID, l.Node)
 	}
@@ -409,7 +409,7 @@ func (c *member) Authorize(h http.Header) {
 // health is the cluster part of GET /global/health.
 func (c *member) health() *routes.ClusterHealth {
 	h := c.node.Health()
-	return &routes.ClusterHealth{ID: h.Cluster, Nodes: h.Alive, Listening: h.Listening, Delivered: h.Delivered, Queued: h.Queued}
+	return &routes.ClusterHealth{ID: h.Cluster, Nodes: h.Alive, Sessions: h.Sessions, Listening: h.Listening, Delivered: h.Delivered, Queued: h.Queued}
 }
 
 var _ routes.Owners = (*member)(nil)

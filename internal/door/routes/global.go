@@ -39,6 +39,7 @@ type Health struct {
 type ClusterHealth struct {
 	ID        string `json:"id"`        // the database's cluster ID, the prefix of every event cursor
 	Nodes     int    `json:"nodes"`     // live nodes at the last look, this one included
+	Sessions  int    `json:"sessions"`  // sessions this node holds the lease of: it runs their turns
 	Listening bool   `json:"listening"` // the doorbell is connected (else events arrive by polling, within a second)
 	Delivered uint64 `json:"delivered"` // the newest event of the shared log this node has delivered
 	Queued    int    `json:"queued"`    // events published here and not yet in the shared log

@@ -451,6 +451,7 @@ type Health struct {
 	Alive     int    // live nodes at the last look, this one included
 	Queued    int    // events published here and not yet in the log
 	Ignored   uint64 // events the bus refused as already delivered
+	Sessions  int    // sessions this node holds the lease of (those it has run or taken over since it started)
 }
 
 // Health reports the node's state.
@@ -458,9 +459,12 @@ func (n *Node) Health() Health {
 	n.qmu.Lock()
 	queued := len(n.queue)
 	n.qmu.Unlock()
+	n.mu.Lock()
+	leases := len(n.leases)
+	n.mu.Unlock()
 	h := Health{
 		Node: n.o.ID, Cluster: n.cluster, Delivered: n.delivered.Load(), Listening: n.listening.Load(),
-		Alive: int(n.alive.Load()), Queued: queued,
+		Alive: int(n.alive.Load()), Queued: queued, Sessions: leases,
 	}
 	if n.bus != nil {
 		h.Ignored = n.bus.Ignored()
