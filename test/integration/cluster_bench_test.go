@@ -35,9 +35,9 @@ var clusterShapes = []struct {
 func startShape(b *testing.B, nodes int) *cluster {
 	b.Helper()
 	if nodes == 1 {
-		return startCluster(b, 1, "")
+		return startCluster(b, 1, "", "")
 	}
-	return startCluster(b, nodes, testenv.Postgres(b))
+	return startCluster(b, nodes, testenv.Postgres(b), "")
 }
 
 // approvalWorkers is how many sessions ask and are answered at once.
