@@ -662,9 +662,10 @@ func TestFailoverGivesAKilledNodesSessionToAnotherNodeAndItsWaitingApprovalFinis
 	if h := survivor.health(t); !jsonContains(h["node"], survivor.id) {
 		t.Errorf("node %s's health %v does not name it", survivor.name, h)
 	}
-	testenv.Eventually(t, "node "+survivor.name+"'s health counting two live nodes", func() bool {
+	testenv.Eventually(t, "node "+survivor.name+"'s health counting two live nodes and the sessions it took", func() bool {
 		cl, _ := survivor.health(t)["cluster"].(map[string]any)
-		return cl["nodes"] == float64(2)
+		taken, _ := cl["sessions"].(float64)
+		return cl["nodes"] == float64(2) && taken >= 1
 	})
 
 	// Still waiting, with the same ID, on both survivors; the answer goes to the one that does not
