@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/agent/question"
@@ -42,15 +43,19 @@ func (s *Service) Recover(ctx context.Context, only store.SessionFilter) (int, e
 	msgs = slices.DeleteFunc(msgs, func(m store.Message) bool { return !only.Has(m.SessionID) })
 	now := s.nowMS()
 	resumed := map[string]resumePoint{} // assistant message ID -> where its turn resumes
+	var marked recovered
 	err = s.db.Tx(ctx, func(q store.Tx) error {
-		if err := s.markParts(ctx, q, parts, byCall, resumed, now); err != nil {
+		var err error
+		if marked.parts, err = s.markParts(ctx, q, parts, byCall, resumed, now); err != nil {
 			return err
 		}
-		return s.markMessages(ctx, q, msgs, resumed, now)
+		marked.msgs, err = s.markMessages(ctx, q, msgs, resumed, now)
+		return err
 	})
 	if err != nil {
 		return 0, err
 	}
+	s.announceRecovered(ctx, marked, resumed)
 	if len(parts)+len(msgs) > len(resumed)*2 {
 		s.log.Warn("marked interrupted work", "tool_parts", len(parts)-len(resumed), "messages", len(msgs)-len(resumed))
 	}
@@ -61,9 +66,11 @@ func (s *Service) Recover(ctx context.Context, only store.SessionFilter) (int, e
 		}
 		if err := s.resume(ctx, r); err != nil {
 			s.log.Warn("recover: the turn cannot be resumed", "session", r.msg.SessionID, "err", err)
-			if err := interrupt(ctx, s.db, r, now); err != nil {
+			p, m, err := interrupt(ctx, s.db, r, now)
+			if err != nil {
 				return 0, err
 			}
+			s.announceRecovered(ctx, recovered{parts: []Part{p}, msgs: []Message{m}}, nil)
 			continue
 		}
 		if r.question == nil && r.elicitation == "" {
@@ -123,7 +130,8 @@ func (s *Service) waitingCalls(ctx context.Context, only store.SessionFilter) ([
 
 // markParts marks the tool parts a crash left running as interrupted, except the first of each
 // message whose call waits for a person: that one is kept in resumed, to run again.
-func (s *Service) markParts(ctx context.Context, q store.Tx, parts []store.Part, byCall, resumed map[string]resumePoint, now int64) error {
+func (s *Service) markParts(ctx context.Context, q store.Tx, parts []store.Part, byCall, resumed map[string]resumePoint, now int64) ([]Part, error) {
+	var marked []Part
 	for _, row := range parts {
 		var p Part
 		if err := json.Unmarshal(row.Data, &p); err != nil || p.State == nil {
@@ -145,15 +153,17 @@ func (s *Service) markParts(ctx context.Context, q store.Tx, parts []store.Part,
 		p.State = &ToolState{Status: "error", Input: inputOrEmpty(p.State.Input), Metadata: p.State.Metadata,
 			Error: interruptedTool, Time: &PartTime{Start: start, End: now}}
 		if err := putPart(ctx, q, p); err != nil {
-			return err
+			return nil, err
 		}
+		marked = append(marked, p)
 	}
-	return nil
+	return marked, nil
 }
 
 // markMessages closes the assistant messages a crash left unfinished with an error, except those
 // whose turn resumes: resumed gets their message.
-func (s *Service) markMessages(ctx context.Context, q store.Tx, msgs []store.Message, resumed map[string]resumePoint, now int64) error {
+func (s *Service) markMessages(ctx context.Context, q store.Tx, msgs []store.Message, resumed map[string]resumePoint, now int64) ([]Message, error) {
+	var marked []Message
 	for _, row := range msgs {
 		var m Message
 		if err := json.Unmarshal(row.Data, &m); err != nil {
@@ -170,10 +180,59 @@ func (s *Service) markMessages(ctx context.Context, q store.Tx, msgs []store.Mes
 			m.Error = &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "interrupted: the server stopped during this turn"}}
 		}
 		if err := putMessage(ctx, q, m); err != nil {
-			return err
+			return nil, err
+		}
+		marked = append(marked, m)
+	}
+	return marked, nil
+}
+
+// recovered is what a recovery marked as interrupted.
+type recovered struct {
+	parts []Part
+	msgs  []Message
+}
+
+// announceRecovered tells connected clients what a recovery changed: the tool parts and messages
+// it marked interrupted, and, for a session whose turn does not resume, that it is idle. At a
+// start nobody is connected yet (clients that come back are told to reload); at a takeover by
+// another node, clients of every node are watching the session.
+func (s *Service) announceRecovered(ctx context.Context, marked recovered, resumed map[string]resumePoint) {
+	dirs := map[string]string{}
+	dirOf := func(sessionID string) (string, bool) {
+		if d, ok := dirs[sessionID]; ok {
+			return d, true
+		}
+		sess, err := s.Get(ctx, sessionID)
+		if err != nil {
+			s.log.Warn("recover: the session of interrupted work is gone", "session", sessionID, "err", err)
+			return "", false
+		}
+		dirs[sessionID] = sess.Directory
+		return sess.Directory, true
+	}
+	for _, p := range marked.parts {
+		if dir, ok := dirOf(p.SessionID); ok {
+			s.publishPart(dir, p)
 		}
 	}
-	return nil
+	busy := map[string]bool{}
+	for _, r := range resumed {
+		busy[r.msg.SessionID] = r.msg.ID != ""
+	}
+	idle := map[string]bool{}
+	for _, m := range marked.msgs {
+		dir, ok := dirOf(m.SessionID)
+		if !ok {
+			continue
+		}
+		s.publishMessage(dir, m)
+		if !busy[m.SessionID] && !idle[m.SessionID] {
+			idle[m.SessionID] = true
+			s.setStatus(dir, m.SessionID, Status{Type: "idle"})
+			s.publish(dir, api.EventSessionIdle, api.SessionIdle{SessionID: m.SessionID})
+		}
+	}
 }
 
 // interruptedTool is the error of a tool call the server stopped (a crash, or a shutdown that had
@@ -199,7 +258,7 @@ func (r *resumePoint) unreserve(ctx context.Context, ag Agent, stopping bool) {
 }
 
 // interrupt marks a step that cannot be resumed as interrupted, its tool part and its message in one write.
-func interrupt(ctx context.Context, db store.Store, r resumePoint, now int64) error {
+func interrupt(ctx context.Context, db store.Store, r resumePoint, now int64) (Part, Message, error) {
 	p, m := r.part, r.msg
 	start := now
 	if p.State.Time != nil {
@@ -209,12 +268,13 @@ func interrupt(ctx context.Context, db store.Store, r resumePoint, now int64) er
 		Error: "interrupted: the server stopped while this tool was waiting, and it cannot be resumed", Time: &PartTime{Start: start, End: now}}
 	m.Time.Completed = now
 	m.Error = &MessageError{Name: "MessageAbortedError", Data: map[string]any{"message": "interrupted: the server stopped during this turn"}}
-	return db.Tx(ctx, func(q store.Tx) error {
+	err := db.Tx(ctx, func(q store.Tx) error {
 		if err := putPart(ctx, q, p); err != nil {
 			return err
 		}
 		return putMessage(ctx, q, m)
 	})
+	return p, m, err
 }
 
 // resume schedules the turn of an interrupted step: the session is busy again at once.
