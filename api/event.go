@@ -120,7 +120,8 @@ type PartUpdated struct {
 }
 
 // PartDelta is text appended to a streaming part's Field at Offset (in UTF-16 code units, as
-// JavaScript counts).
+// JavaScript counts). Field is "text" for a text or reasoning part, FieldLiveOutput for a running
+// tool's output.
 type PartDelta struct {
 	Delta     string `json:"delta"`
 	Field     string `json:"field"`
@@ -129,6 +130,10 @@ type PartDelta struct {
 	PartID    string `json:"partID"`
 	SessionID string `json:"sessionID"`
 }
+
+// FieldLiveOutput is the PartDelta field of a running tool's output, a path into the part: the
+// delta grows state.metadata.output.
+const FieldLiveOutput = "state.metadata.output"
 
 // PartRemoved names a part that is gone.
 type PartRemoved struct {

@@ -2,7 +2,7 @@
 // tmux against the built tandem binary. The assertions read the screen with `tmux capture-pane`
 // and check what a person would see; a few cross-checks ask tandem through the official SDK.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startTandem, user, waitFor } from './harness.mjs';
@@ -100,6 +100,21 @@ describe('OpenCode\'s terminal UI attached to tandem', { skip: tuiUnavailable() 
       const status = (await client.session.status()).data;
       assert.equal(status[sessionID]?.type ?? 'idle', 'idle', `run ${i}: tandem says the session is ${JSON.stringify(status[sessionID])}`);
     }
+  });
+
+  test('a running command\'s output shows while it runs, then the rest once it ends', async () => {
+    // tandem streams the output as deltas on state.metadata.output, which OpenCode's TUI does not
+    // apply (it appends deltas to a part's top-level fields): it shows the whole running part that
+    // follows them within a second. The command waits for a file only the test creates.
+    const release = path.join(server.project, 'tui-release');
+    await term.type('run: echo tui-live-first; until [ -f tui-release ]; do sleep 0.05; done; echo tui-live-second');
+    await term.waitFor('the permission dialog', /Permission required[^]*tui-live-first/);
+    term.press('Enter');
+    const live = await term.waitFor('the first line while the command runs', /^[\s┃]*tui-live-first\s*$/m, 30000);
+    assert.doesNotMatch(live, /^[\s┃]*tui-live-second\s*$/m);
+    writeFileSync(release, '');
+    await term.waitFor('the second line once it ends', /^[\s┃]*tui-live-second\s*$/m, 30000);
+    rmSync(release);
   });
 
   test('an ask: prompt shows the question dialog, and choosing an option completes it', async () => {

@@ -3,7 +3,7 @@
 // and tool cards that show they fold and open from the keyboard.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { missing, browserAndServer, loggedInPage, rest, until, shot } from './harness.mjs';
 
@@ -217,6 +217,25 @@ describe('the conversation', { skip: why || false }, () => {
     const gap = () => conv.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
     await until(async () => (await gap()) < 80, 'the conversation to end at its bottom');
     assert.ok((await conv.evaluate((el) => el.scrollHeight - el.clientHeight)) > 100, 'the output did not overflow the view, so nothing was tested');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
+  test('shows a command’s output while it runs, then its whole output', async () => {
+    // The output streams as deltas on state.metadata.output: the first line shows while the command
+    // waits for a file only the test creates, so it was shown live, not at the end.
+    const page = await loggedInPage(browser, server);
+    const release = path.join(server.project, 'release-live');
+    await prompt(page, 'run: echo live-first; while [ ! -f release-live ]; do sleep 0.05; done; echo live-second');
+    const dialog = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
+    await dialog.locator('[data-testid="approve-once"]').click();
+    const running = page.locator('[data-testid="tool"][data-tool="bash"][data-status="running"]');
+    await running.filter({ hasText: 'live-first' }).waitFor();
+    assert.doesNotMatch(await running.innerText(), /^live-second$/m, 'the second line is printed only once released');
+    writeFileSync(release, '');
+    const done = page.locator('[data-testid="tool"][data-tool="bash"][data-status="completed"]');
+    await done.waitFor();
+    assert.match(await done.innerText(), /^live-first\nlive-second$/m);
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

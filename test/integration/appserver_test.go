@@ -225,6 +225,34 @@ func TestAppServerOverStdio(t *testing.T) {
 			t.Errorf("the interrupted turn reads back as %s", last.Status)
 		}
 	})
+
+	t.Run("a command's output streams as outputDelta notifications that add up to it", func(t *testing.T) {
+		c.t = t
+		turnID, from := c.turn(threadID, "run: for i in $(seq 1 40); do echo out-$i; sleep 0.005; done")
+		c.answer(c.asked(from, "item/commandExecution/requestApproval"), map[string]any{"decision": "accept"})
+		if st := c.completed(from, turnID); st != "completed" {
+			t.Fatalf("turn ended %s", st)
+		}
+		item := c.notified(from, "item/completed", func(m rpcMsg) bool { return m.str("item", "type") == "commandExecution" })
+		var streamed strings.Builder
+		deltas := 0
+		c.mu.Lock()
+		for _, raw := range c.in[from:] {
+			var m rpcMsg
+			if json.Unmarshal(raw, &m) == nil && m.Method == "item/commandExecution/outputDelta" && m.str("itemId") == item.str("item", "id") {
+				streamed.WriteString(m.str("delta"))
+				deltas++
+			}
+		}
+		c.mu.Unlock()
+		var want strings.Builder
+		for i := 1; i <= 40; i++ {
+			fmt.Fprintf(&want, "out-%d\n", i)
+		}
+		if deltas == 0 || streamed.String() != want.String() || item.str("item", "aggregatedOutput") != want.String() {
+			t.Fatalf("%d deltas streamed %q; the item's output %q", deltas, streamed.String(), item.str("item", "aggregatedOutput"))
+		}
+	})
 }
 
 func mustJSON(v any) []byte {

@@ -297,6 +297,7 @@ type event struct {
 	Properties json.RawMessage `json:"properties"`
 	at         time.Time       // when the client read it
 	cursor     string          // the frame's `id:` line (a Last-Event-ID to resume after it); "" when it had none
+	wire       int             // bytes of /event since the previous event's data line, this one's included
 }
 
 // sessionID is properties.sessionID, when there is one.
@@ -414,8 +415,9 @@ func (s *stream) read(body io.ReadCloser) {
 	defer body.Close()
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	cursor := ""
+	cursor, wire := "", 0
 	for sc.Scan() {
+		wire += len(sc.Bytes()) + 1
 		if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
 			cursor = id
 			continue
@@ -426,7 +428,7 @@ func (s *stream) read(body io.ReadCloser) {
 		}
 		var e event
 		err := json.Unmarshal([]byte(data), &e)
-		e.at, e.cursor, cursor = time.Now(), cursor, ""
+		e.at, e.cursor, e.wire, cursor, wire = time.Now(), cursor, wire, "", 0
 		s.mu.Lock()
 		if err != nil {
 			s.err = fmt.Errorf("undecodable frame %q: %w", data, err)

@@ -207,9 +207,15 @@ const loading = {};
 function applyDelta(p) {
   const part = state.messages[p.sessionID]?.byId[p.messageID]?.parts.find((x) => x.id === p.partID);
   if (!part) return;
-  const cur = part[p.field] || '';
-  if (typeof p.offset !== 'number' || p.offset >= cur.length) part[p.field] = cur + p.delta;
-  else part[p.field] = cur + p.delta.slice(cur.length - p.offset);
+  // The field may be a path: a running command's output streams into state.metadata.output.
+  const path = String(p.field).split('.');
+  const key = path.pop();
+  let obj = part;
+  for (const k of path) obj = obj[k] && typeof obj[k] === 'object' ? obj[k] : (obj[k] = {});
+  const cur = obj[key] || '';
+  if (typeof p.offset === 'number' && p.offset < cur.length) obj[key] = cur + p.delta.slice(cur.length - p.offset);
+  // Output that starts past the end of this copy waits for the next whole part, which carries it.
+  else if (!path.length || typeof p.offset !== 'number' || p.offset === cur.length) obj[key] = cur + p.delta;
 }
 
 export async function loadMessages(sessionID, force) {

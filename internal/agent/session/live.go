@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"sync"
 
 	"github.com/tandem-dev/tandem/internal/infra/store"
@@ -12,6 +13,51 @@ import (
 type liveSteps struct {
 	mu        sync.Mutex
 	bySession map[string]*step
+	// tools are the running tool parts as last announced, by session and part ID: their stored
+	// state has no live output, so a listing shows these while the stored part is running.
+	tools map[string]map[string]Part
+}
+
+// setTool keeps a running tool part as it was just announced (a snapshot nobody changes).
+func (l *liveSteps) setTool(p Part) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.tools == nil {
+		l.tools = map[string]map[string]Part{}
+	}
+	if l.tools[p.SessionID] == nil {
+		l.tools[p.SessionID] = map[string]Part{}
+	}
+	l.tools[p.SessionID][p.ID] = p
+}
+
+func (l *liveSteps) removeTool(sessionID, partID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.tools[sessionID], partID)
+	if len(l.tools[sessionID]) == 0 {
+		delete(l.tools, sessionID)
+	}
+}
+
+// runningTool returns the announced state of a stored part that is a running tool with live
+// output, given the stored document.
+func (l *liveSteps) runningTool(sessionID string, stored store.Part) (Part, bool) {
+	l.mu.Lock()
+	p, ok := l.tools[sessionID][stored.ID]
+	l.mu.Unlock()
+	if !ok {
+		return Part{}, false
+	}
+	var st struct {
+		State struct {
+			Status string `json:"status"`
+		} `json:"state"`
+	}
+	if json.Unmarshal(stored.Data, &st) != nil || st.State.Status != "running" {
+		return Part{}, false
+	}
+	return p, true
 }
 
 func (l *liveSteps) add(st *step) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/base/id"
@@ -40,6 +41,11 @@ func (l messageLog) messages(ctx context.Context, sessionID string, in MessagesI
 		if err != nil {
 			return Page[WithParts]{}, err
 		}
+		for i, row := range parts[m.ID] {
+			if p, ok := l.live.runningTool(sessionID, row); ok && i < len(wp.Parts) && wp.Parts[i].ID == p.ID {
+				wp.Parts[i] = p
+			}
+		}
 		for _, p := range live[m.ID] {
 			if !storedHas(parts[m.ID], p.ID) {
 				wp.Parts = append(wp.Parts, p)
@@ -74,6 +80,20 @@ func (l messageLog) MessagesJSON(ctx context.Context, sessionID string, in Messa
 				return nil, "", err
 			}
 			parts[mid] = append(parts[mid], store.Part{ID: p.ID, MessageID: mid, SessionID: sessionID, Data: data})
+		}
+	}
+	// Running tools with the live output announced so far (the rows may be shared: copied first).
+	for mid, rows := range parts {
+		for i, row := range rows {
+			if p, ok := l.live.runningTool(sessionID, row); ok {
+				data, err := json.Marshal(p)
+				if err != nil {
+					return nil, "", err
+				}
+				rows = slices.Clone(rows)
+				rows[i].Data = data
+				parts[mid] = rows
+			}
 		}
 	}
 	size := 2

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
+	"time"
 
+	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/internal/agent/pending"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
 	"github.com/tandem-dev/tandem/internal/agent/question"
@@ -145,21 +148,57 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 	if s.runner != nil {
 		gate = fencedGate{Gate: gate, runner: s.runner}
 	}
-	// Live progress (a command's output so far) is announced at a bounded rate, the newest always.
+	// Live progress is announced at a bounded rate, the newest always; a command's output as deltas
+	// (see liveOutput).
 	var mu sync.Mutex
 	var latest tool.Progress
-	updates := newCoalescer(s.updateEvery, func() {
+	var live liveOutput
+	changed := false      // the title or metadata changed since the last announcement
+	var again *time.Timer // asks for the announcement that live.next held back
+	var updates *coalescer
+	updates = newCoalescer(s.updateEvery, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if p.State.Status != "running" {
 			return
 		}
+		delta, offset, whole, after := live.next(time.Now())
+		if after > 0 && again == nil {
+			again = time.AfterFunc(after, func() {
+				updates.Add(func() { again = nil })
+			})
+		}
 		st := *p.State
 		st.Title, st.Metadata = latest.Title, latest.Metadata
-		p.State = &st
-		s.publishPart(dir, p)
+		if live.on {
+			st.Metadata = maps.Clone(latest.Metadata)
+			st.Metadata["output"] = live.text
+		}
+		p.State = &st // what a failure keeps
+		if delta != "" {
+			s.publish(dir, api.EventPartDelta, api.PartDelta{SessionID: p.SessionID, MessageID: p.MessageID, PartID: p.ID,
+				Field: api.FieldLiveOutput, Delta: delta, Offset: offset})
+		}
+		if whole || changed {
+			changed = false
+			s.publishPart(dir, p)
+		}
+		if live.on {
+			s.live.setTool(p) // a listing shows what was announced
+		}
 	})
-	progress := func(pr tool.Progress) { updates.Add(func() { latest = pr }) }
+	defer s.live.removeTool(sess.ID, p.ID)
+	progress := func(pr tool.Progress) {
+		updates.Add(func() {
+			if pr.Title != "" || pr.Metadata != nil {
+				latest.Title, latest.Metadata, changed = pr.Title, pr.Metadata, true
+				if _, ok := pr.Metadata["output"]; ok {
+					live.on = true
+				}
+			}
+			live.add(pr.Output, pr.Skipped)
+		})
+	}
 	files := s.filesOf(sess.ID)
 	terminals, _ := files.(tool.Terminals) // a client that serves files may run commands too
 	res, err := tl.Run(ctx, &tool.Call{
@@ -168,6 +207,11 @@ func (s *Service) runToolAs(ctx context.Context, ag Agent, sess Session, msg *Me
 		ParentSessionID: parentID, RootSessionID: rootID,
 	})
 	updates.Close()
+	updates.Do(func() {
+		if again != nil {
+			again.Stop()
+		}
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if err != nil {

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,11 +49,11 @@ func (b *Bash) Description() string {
 
 - Use workdir to run in a subdirectory instead of "cd dir && ...".
 - timeout is in milliseconds: default %d, at most %d. On timeout the whole process group is killed.
-- Output beyond %d bytes keeps its beginning and end with a marker in between.
+- Output beyond %d lines or %d bytes keeps its beginning and end with a marker in between.
 - A non-zero exit status is reported in the output; it is not a tool failure.
 - Commands do not get a terminal and cannot read input; background processes are killed when the command ends.
 - Prefer the read, list, glob, grep, edit and write tools over cat, ls, find, grep, sed and echo redirection.`,
-		opts.Shell.String(), opts.BashTimeout.Milliseconds(), opts.BashMaxTimeout.Milliseconds(), opts.OutputLimit)
+		opts.Shell.String(), opts.BashTimeout.Milliseconds(), opts.BashMaxTimeout.Milliseconds(), opts.OutputLines, opts.OutputLimit)
 }
 
 func (*Bash) Parameters() json.RawMessage {
@@ -184,15 +185,20 @@ func runCommand(ctx context.Context, call *Call, opts Options, in bashInput, cwd
 	_ = w.Close()
 	pgid := cmd.Process.Pid
 
-	out := newCapture(opts.OutputLimit)
+	out := newCapture(opts.OutputLimit, opts.OutputLines)
+	// The part's live output starts empty and grows by what the command prints, as it prints it.
 	report := func() {
 		if call.Progress == nil {
 			return
 		}
-		text, _ := out.String()
-		call.Progress(Progress{Title: in.Command, Metadata: map[string]any{"output": text, "description": in.Description}})
+		fresh, skipped := out.Take()
+		if fresh != "" || skipped > 0 {
+			call.Progress(Progress{Output: fresh, Skipped: skipped})
+		}
 	}
-	report()
+	if call.Progress != nil {
+		call.Progress(Progress{Title: in.Command, Metadata: map[string]any{"output": "", "description": in.Description}})
+	}
 	wrote := make(chan struct{}, 1)
 	drained := make(chan struct{})
 	go func() {
@@ -326,26 +332,51 @@ func signalName(state *os.ProcessState) string {
 	return "a signal"
 }
 
-// capture keeps the beginning and the end of a stream within a byte limit.
+// freshKeep bounds the live output waiting to be taken: a command printing faster than it is
+// streamed loses the oldest of it, counted, not the newest.
+const freshKeep = 64 << 10
+
+// capture keeps the beginning and the end of a stream within a byte and a line limit, and what
+// arrived since it was last taken, for the part's live output.
 type capture struct {
-	mu      sync.Mutex
-	headCap int
-	tailCap int
-	head    []byte
-	tail    []byte
-	total   int
+	mu        sync.Mutex
+	headCap   int
+	tailCap   int
+	headLines int
+	tailLines int
+	head      []byte
+	headNL    int // newlines in head
+	tail      []byte
+	total     int
+	fresh     []byte
+	skipped   int // bytes dropped from the front of fresh
 }
 
-func newCapture(limit int) *capture {
-	return &capture{headCap: limit / 2, tailCap: limit - limit/2}
+func newCapture(limit, lines int) *capture {
+	return &capture{headCap: limit / 2, tailCap: limit - limit/2, headLines: lines / 2, tailLines: lines - lines/2}
 }
 
 func (c *capture) Write(p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.total += len(p)
-	if room := c.headCap - len(c.head); room > 0 {
+	c.fresh = append(c.fresh, p...)
+	if over := len(c.fresh) - freshKeep; over > 0 {
+		c.skipped += over
+		c.fresh = c.fresh[:copy(c.fresh, c.fresh[over:])]
+	}
+	if room := c.headCap - len(c.head); room > 0 && c.headNL < c.headLines {
 		n := min(room, len(p))
+		for i := 0; i < n; {
+			j := bytes.IndexByte(p[i:n], '\n')
+			if j < 0 {
+				break
+			}
+			i += j + 1
+			if c.headNL++; c.headNL == c.headLines {
+				n = i
+			}
+		}
 		c.head = append(c.head, p[:n]...)
 		p = p[n:]
 	}
@@ -358,20 +389,50 @@ func (c *capture) Write(p []byte) {
 	}
 }
 
+// Take returns what arrived since the last Take and how many bytes before that it leaves out.
+func (c *capture) Take() (string, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fresh, skipped := string(c.fresh), c.skipped
+	c.fresh, c.skipped = c.fresh[:0], 0
+	return fresh, skipped
+}
+
 // String returns what was kept and whether anything was dropped from the middle.
 func (c *capture) String() (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	kept := len(c.head) + len(c.tail)
+	tail := lastLines(c.tail, c.tailLines)
+	kept := len(c.head) + len(tail)
 	if kept == c.total {
-		return string(c.head) + string(c.tail), false
+		return string(c.head) + string(tail), false
 	}
 	head := strings.ToValidUTF8(trimPartialRuneEnd(c.head), "")
-	tail := c.tail
 	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
 		tail = tail[1:]
 	}
 	return fmt.Sprintf("%s\n\n... (%d bytes of output truncated) ...\n\n%s", head, c.total-kept, tail), true
+}
+
+// lastLines returns b's last n lines (a final newline ends the last line, it does not start one).
+func lastLines(b []byte, n int) []byte {
+	if n <= 0 {
+		return b[len(b):]
+	}
+	end := len(b)
+	if end > 0 && b[end-1] == '\n' {
+		end--
+	}
+	for ; ; n-- {
+		j := bytes.LastIndexByte(b[:end], '\n')
+		if j < 0 {
+			return b
+		}
+		if n == 1 {
+			return b[j+1:]
+		}
+		end = j
+	}
 }
 
 func trimPartialRuneEnd(b []byte) string {

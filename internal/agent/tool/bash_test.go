@@ -147,9 +147,12 @@ func TestBashStreamsOutputWhileRunning(t *testing.T) {
 	call.Progress = func(p Progress) {
 		mu.Lock()
 		defer mu.Unlock()
-		out, _ := p.Metadata["output"].(string)
-		updates = append(updates, out)
-		if !released && strings.Contains(out, "first") {
+		if start, ok := p.Metadata["output"].(string); ok {
+			updates = append(updates, start)
+		} else {
+			updates[len(updates)-1] += p.Output
+		}
+		if !released && strings.Contains(updates[len(updates)-1], "first") {
 			released = true
 			writeFile(t, filepath.Join(dir, "release"), "")
 		}
@@ -160,11 +163,11 @@ func TestBashStreamsOutputWhileRunning(t *testing.T) {
 	if !released {
 		t.Fatal("no progress update carried the first line")
 	}
-	if updates[0] != "" {
-		t.Fatalf("first update = %q, want the empty start", updates[0])
+	if len(updates) != 1 {
+		t.Fatalf("the live output started %d times, want once", len(updates))
 	}
-	if last := updates[len(updates)-1]; last != "first\nsecond\n" {
-		t.Fatalf("final update = %q, want the whole output", last)
+	if updates[0] != "first\nsecond\n" {
+		t.Fatalf("the streamed output = %q, want the whole output", updates[0])
 	}
 	if res.Output != "first\nsecond\n" {
 		t.Fatalf("output = %q", res.Output)
@@ -174,9 +177,10 @@ func TestBashStreamsOutputWhileRunning(t *testing.T) {
 func TestBashAbortKillsTheProcessGroup(t *testing.T) {
 	call, _ := newCall(t, projectDir(t), map[string]any{"command": "echo pgid=$$; sleep 30 & sleep 30"})
 	pgidSeen := make(chan int, 1)
+	var streamed string
 	call.Progress = func(p Progress) {
-		out, _ := p.Metadata["output"].(string)
-		if m := regexp.MustCompile(`pgid=(\d+)`).FindStringSubmatch(out); m != nil {
+		streamed += p.Output
+		if m := regexp.MustCompile(`pgid=(\d+)`).FindStringSubmatch(streamed); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			select {
 			case pgidSeen <- n:
@@ -271,8 +275,12 @@ func TestBashTimeout(t *testing.T) {
 
 func TestBashOutputIsCapped(t *testing.T) {
 	call, _ := newCall(t, projectDir(t), map[string]any{"command": "seq 1 5000"})
-	var lastProgress string
-	call.Progress = func(p Progress) { lastProgress, _ = p.Metadata["output"].(string) }
+	var streamed strings.Builder
+	skipped := 0
+	call.Progress = func(p Progress) {
+		streamed.WriteString(p.Output)
+		skipped += p.Skipped
+	}
 	res := mustRun(t, NewBash(Options{OutputLimit: 1000}), call)
 	out, _ := res.Metadata["output"].(string)
 	if res.Metadata["truncated"] != true {
@@ -292,14 +300,38 @@ func TestBashOutputIsCapped(t *testing.T) {
 	if len(out) > 1000+len(marker)+10 {
 		t.Fatalf("kept %d bytes, limit 1000", len(out))
 	}
-	if lastProgress != out || res.Output != out {
-		t.Fatal("the final progress and the model's output differ from the metadata output")
+	if res.Output != out {
+		t.Fatal("the model's output differs from the metadata output")
+	}
+	var all strings.Builder
+	for i := 1; i <= 5000; i++ {
+		fmt.Fprintf(&all, "%d\n", i)
+	}
+	if streamed.String() != all.String() || skipped != 0 {
+		t.Fatalf("the live output streamed %d bytes (%d skipped), want all %d the command printed", streamed.Len(), skipped, all.Len())
+	}
+}
+
+func TestBashKeepsAtMost2000LinesByDefaultAsOpenCodeDoes(t *testing.T) {
+	call, _ := newCall(t, projectDir(t), map[string]any{"command": "seq 1 100000"})
+	res := mustRun(t, NewBash(Options{}), call)
+	out, _ := res.Metadata["output"].(string)
+	head, tail, ok := strings.Cut(out, "\n\n... (")
+	if !ok || res.Metadata["truncated"] != true {
+		t.Fatalf("truncated = %v, output has no marker", res.Metadata["truncated"])
+	}
+	_, tail, _ = strings.Cut(tail, " ...\n\n")
+	if lines := strings.Split(strings.TrimSuffix(head, "\n"), "\n"); len(lines) != 1000 || lines[999] != "1000" {
+		t.Errorf("the head keeps %d lines ending %q, want lines 1 to 1000", len(lines), lines[len(lines)-1])
+	}
+	if lines := strings.Split(strings.TrimSuffix(tail, "\n"), "\n"); len(lines) != 1000 || lines[0] != "99001" {
+		t.Errorf("the tail keeps %d lines starting %q, want lines 99001 to 100000", len(lines), lines[0])
 	}
 }
 
 func TestBashKeeps50KiBOfOutputByDefault(t *testing.T) {
 	call, _ := newCall(t, projectDir(t), map[string]any{"command": "seq 1 20000"})
-	res := mustRun(t, NewBash(Options{}), call)
+	res := mustRun(t, NewBash(Options{OutputLines: 1 << 20}), call)
 	out, _ := res.Metadata["output"].(string)
 	full := 0
 	for i := 1; i <= 20000; i++ {

@@ -104,10 +104,16 @@ type Need struct {
 	Unjudged string
 }
 
-// Progress is a live update of a running tool part (bash streams its output this way).
+// Progress is a live update of a running tool part (bash streams its output this way). Nil Metadata
+// and an empty Title leave the part's as they were.
 type Progress struct {
 	Title    string
 	Metadata map[string]any
+	// Output is what the tool printed since its previous Progress, appended to the part's live
+	// metadata.output (a Metadata with an "output" key starts it; its value is ignored). Skipped
+	// counts the bytes printed before Output that it leaves out, too many to stream.
+	Output  string
+	Skipped int
 }
 
 // Result is a finished call: Output goes to the model, Title and Metadata to the clients.
@@ -140,6 +146,7 @@ type Options struct {
 	BashTimeout    time.Duration // default 2 minutes: used when the model gives no timeout
 	BashMaxTimeout time.Duration // default 10 minutes: the most a model may ask for
 	OutputLimit    int           // bytes of bash output kept (head and tail), default 50 KiB
+	OutputLines    int           // lines of bash output kept (head and tail), default 2000 as in OpenCode
 	// Shell runs every command and is the dialect it is judged in; default shelljudge.FindShell().
 	Shell shelljudge.Shell
 	// Sandbox confines every command the bash tool runs; nil runs them unconfined.
@@ -158,6 +165,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OutputLimit <= 0 {
 		o.OutputLimit = 50 * 1024
+	}
+	if o.OutputLines <= 0 {
+		o.OutputLines = 2000
 	}
 	if o.Shell.Path == "" {
 		o.Shell = shelljudge.FindShell()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf16"
 
 	"github.com/tandem-dev/tandem/client"
 	"github.com/tandem-dev/tandem/internal/agent/permission"
@@ -35,6 +36,7 @@ type thread struct {
 	userTexts map[string][]string
 	items     map[string]*itemState // part ID (texts) or call ID (tools)
 	tools     map[string]string     // call ID -> tool name
+	calls     map[string]string     // a tool's part ID -> its call ID
 	declined  map[string]bool       // call IDs a person refused
 	reqs      map[string]*outstanding
 	counted   map[string]bool // assistant messages whose tokens are in total
@@ -56,7 +58,7 @@ type itemState struct {
 	started bool
 	done    bool
 	text    string // what was streamed of a text or reasoning part
-	output  int    // bytes of a command's output already sent
+	output  string // what was sent of a command's output
 	item    map[string]any
 }
 
@@ -74,7 +76,7 @@ func (s *server) open(ctx context.Context, sess session.Session, c *client.Clien
 	s.mu.Unlock()
 	t := &thread{s: s, id: sess.ID, tid: tid, dir: sess.Directory, c: c, mcp: s.mcpNames(ctx), done: make(chan struct{}),
 		roles: map[string]session.Role{}, userTexts: map[string][]string{}, items: map[string]*itemState{},
-		tools: map[string]string{}, declined: map[string]bool{}, reqs: map[string]*outstanding{}, counted: map[string]bool{}}
+		tools: map[string]string{}, calls: map[string]string{}, declined: map[string]bool{}, reqs: map[string]*outstanding{}, counted: map[string]bool{}}
 	if sess.Model != nil {
 		t.model = &session.MessageModel{ProviderID: sess.Model.ProviderID, ModelID: sess.Model.ID}
 	}
@@ -296,12 +298,21 @@ func (t *thread) handle(ctx context.Context, ev client.Event) {
 			PartID    string `json:"partID"`
 			Field     string `json:"field"`
 			Delta     string `json:"delta"`
+			Offset    int    `json:"offset"`
 		}
-		if json.Unmarshal(ev.Properties, &d) != nil || d.SessionID != t.id || d.Field != "text" || t.roles[d.MessageID] != session.RoleAssistant {
+		if json.Unmarshal(ev.Properties, &d) != nil || d.SessionID != t.id || t.roles[d.MessageID] != session.RoleAssistant {
 			return
 		}
-		if it := t.items[d.PartID]; it != nil && !it.done {
-			t.textDelta(ctx, d.PartID, it, d.Delta)
+		switch d.Field {
+		case "text":
+			if it := t.items[d.PartID]; it != nil && !it.done {
+				t.textDelta(ctx, d.PartID, it, d.Delta)
+			}
+		case api.FieldLiveOutput:
+			call := t.calls[d.PartID]
+			if it := t.items[call]; it != nil && it.started && !it.done && it.kind == kindCommand && d.Offset == utf16Units(it.output) {
+				t.outputDelta(ctx, call, it, d.Delta)
+			}
 		}
 	case "todo.updated":
 		var p struct {
@@ -450,6 +461,20 @@ func (t *thread) part(ctx context.Context, p session.Part) {
 	}
 }
 
+func (t *thread) outputDelta(ctx context.Context, callID string, it *itemState, delta string) {
+	t.notify(ctx, "item/commandExecution/outputDelta", map[string]any{"turnId": t.cur.id, "itemId": callID, "delta": delta})
+	it.output += delta
+}
+
+// utf16Units is s's length as JavaScript counts it, the unit of a delta's offset.
+func utf16Units(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
 func (t *thread) textDelta(ctx context.Context, key string, it *itemState, delta string) {
 	if delta == "" {
 		return
@@ -471,6 +496,7 @@ func (t *thread) toolPart(ctx context.Context, p session.Part) {
 		return
 	}
 	t.tools[p.CallID] = p.Tool
+	t.calls[p.ID] = p.CallID
 	kind := kindOfTool(p.Tool)
 	if kind == kindPlan {
 		return
@@ -496,9 +522,19 @@ func (t *thread) toolPart(ctx context.Context, p session.Part) {
 			it.item = start
 			t.startItemLocked(ctx, p.CallID, it)
 		}
-		if out, ok := item["aggregatedOutput"].(string); ok && len(out) > it.output {
-			t.notify(ctx, "item/commandExecution/outputDelta", map[string]any{"turnId": t.cur.id, "itemId": p.CallID, "delta": out[it.output:]})
-			it.output = len(out)
+		// The output grows by deltas (above); a whole part sends what continues it. When the live
+		// output restarted at its newest lines (behind a "..." marker) the client is sent that
+		// restart; the final output cut in the middle is not sent again: item/completed carries it.
+		if out, ok := item["aggregatedOutput"].(string); ok {
+			switch {
+			case strings.HasPrefix(out, it.output):
+				if len(out) > len(it.output) {
+					t.outputDelta(ctx, p.CallID, it, out[len(it.output):])
+				}
+			case !finished:
+				t.outputDelta(ctx, p.CallID, it, "\n"+out)
+				it.output = out
+			}
 		}
 	case kindFile:
 		if !finished {

@@ -95,6 +95,18 @@ func TestAConversationFollowsItsEvents(t *testing.T) {
 			t.Fatalf("%d parts, text %q", n, *c.msgs[1].parts[0].Text)
 		}
 	})
+	t.Run("a running command's output grows by deltas at their offsets, and one past the end waits", func(t *testing.T) {
+		c.updatePart(session.Part{ID: "prt_4", MessageID: "msg_2", SessionID: "ses_1", Type: "tool", Tool: "bash",
+			State: &session.ToolState{Status: "running", Metadata: map[string]any{"output": "", "description": "d"}}})
+		c.appendOutput("ses_1", "msg_2", "prt_4", 0, "héllo ")
+		c.appendOutput("ses_1", "msg_2", "prt_4", 2, "llo 😀\n")          // repeats what the copy has
+		c.appendOutput("ses_1", "msg_2", "prt_4", 40, "lost in a gap\n") // starts past the copy's end
+		c.appendOutput("ses_1", "msg_2", "prt_4", 9, "next\n")
+		p := c.msgs[1].parts[1]
+		if out := p.State.Metadata["output"]; out != "héllo 😀\nnext\n" || p.State.Metadata["description"] != "d" {
+			t.Fatalf("live output %q, metadata %v", out, p.State.Metadata)
+		}
+	})
 	t.Run("a part that arrives before its message is kept in order", func(t *testing.T) {
 		c.updatePart(session.Part{ID: "prt_9", MessageID: "msg_0", SessionID: "ses_1", Type: "text", Text: text("earlier")})
 		if c.msgs[0].info.ID != "msg_0" {

@@ -2,9 +2,12 @@ package tui
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/tandem-dev/tandem/api"
 	"github.com/tandem-dev/tandem/client"
@@ -86,6 +89,45 @@ func (c *conversation) appendDelta(sessionID, messageID, partID, delta string) {
 	}
 	t := delta
 	m.parts = append(m.parts, &session.Part{ID: partID, SessionID: sessionID, MessageID: messageID, Type: "text", Text: &t})
+}
+
+// appendOutput grows a running tool's live output by a delta that starts at offset (UTF-16 code
+// units); one that starts past the end of this copy waits for the next whole part, which carries it.
+func (c *conversation) appendOutput(sessionID, messageID, partID string, offset int, delta string) {
+	m := c.message(messageID, sessionID)
+	for _, q := range m.parts {
+		if q.ID != partID || q.State == nil {
+			continue
+		}
+		out, _ := q.State.Metadata["output"].(string)
+		have := utf16Units(out)
+		if offset > have {
+			return
+		}
+		for skip := have - offset; skip > 0 && delta != ""; {
+			r, size := utf8.DecodeRuneInString(delta)
+			delta = delta[size:]
+			skip -= utf16Units(string(r))
+		}
+		md := maps.Clone(q.State.Metadata)
+		if md == nil {
+			md = map[string]any{}
+		}
+		md["output"] = out + delta
+		st := *q.State
+		st.Metadata = md
+		q.State = &st
+		return
+	}
+}
+
+// utf16Units is s's length as JavaScript counts it, the unit of a delta's offset.
+func utf16Units(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }
 
 func (c *conversation) removePart(messageID, partID string) {

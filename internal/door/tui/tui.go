@@ -542,8 +542,13 @@ func (m *model) onEvent(ev client.Event) tea.Cmd {
 		}
 	case api.EventPartDelta:
 		p, _ := decode[api.PartDelta](ev.Properties)
-		if p.SessionID == m.cur && p.Field == "text" {
+		switch {
+		case p.SessionID != m.cur:
+		case p.Field == "text":
 			m.conv.appendDelta(p.SessionID, p.MessageID, p.PartID, p.Delta)
+			m.dirty = true
+		case p.Field == api.FieldLiveOutput:
+			m.conv.appendOutput(p.SessionID, p.MessageID, p.PartID, p.Offset, p.Delta)
 			m.dirty = true
 		}
 	case api.EventPartRemoved:
