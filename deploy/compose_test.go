@@ -170,9 +170,8 @@ func TestComposeWiresOllamaWhenAsked(t *testing.T) {
 	}
 }
 
-// TestClusterComposeFile checks deploy/docker-compose.cluster.yml, the two nodes and
-// PostgreSQL the Postgres store is being built for; only its configuration
-// can be checked until that store lands.
+// TestClusterComposeFile checks deploy/docker-compose.cluster.yml, two nodes on one PostgreSQL;
+// test/integration/cluster_test.go runs such nodes for real.
 func TestClusterComposeFile(t *testing.T) {
 	out, err := composeFileConfig(t, "deploy/docker-compose.cluster.yml",
 		map[string]string{"TANDEM_SERVER_PASSWORD": "pw", "POSTGRES_PASSWORD": "pg"}, "config")
@@ -215,6 +214,12 @@ func TestClusterComposeFile(t *testing.T) {
 			url := tandem.Environment["TANDEM_DATABASE_URL"]
 			if tandem.DependsOn["postgres"].Condition != "service_healthy" || url == nil || !strings.Contains(*url, ":pg@postgres:5432/") {
 				t.Errorf("depends_on %v, TANDEM_DATABASE_URL %v", tandem.DependsOn, url)
+			}
+		})
+		t.Run(node+" is named and tells the other node where to reach it", func(t *testing.T) {
+			id, advertise := tandem.Environment["TANDEM_NODE_ID"], tandem.Environment["TANDEM_ADVERTISE_URL"]
+			if id == nil || *id != node || advertise == nil || *advertise != "http://"+node+":4096" {
+				t.Errorf("TANDEM_NODE_ID %v, TANDEM_ADVERTISE_URL %v", id, advertise)
 			}
 		})
 		t.Run(node+" takes the password from the environment and runs the image's healthcheck", func(t *testing.T) {

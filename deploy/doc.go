@@ -8,4 +8,6 @@
 // Podman, runs it and brings docker-compose.yml up for real.
 // nginx.conf is the reverse-proxy configuration docs/deploying.md recommends;
 // internal/door/routes/nginx_test.go runs it in a real nginx in front of the event streams.
+// nginx-cluster.conf is the same for several nodes on one PostgreSQL, behind one address;
+// test/integration/cluster_test.go runs it in a real nginx in front of three nodes.
 package deploy

@@ -15,7 +15,7 @@ import (
 )
 
 // builtBinary is the real tandem binary, built once for the whole test run (TestMain removes it).
-func builtBinary(t *testing.T) string {
+func builtBinary(t testing.TB) string {
 	t.Helper()
 	bin, err := sharedBinary()
 	if err != nil {

@@ -296,6 +296,7 @@ type event struct {
 	Type       string          `json:"type"`
 	Properties json.RawMessage `json:"properties"`
 	at         time.Time       // when the client read it
+	cursor     string          // the frame's `id:` line (a Last-Event-ID to resume after it); "" when it had none
 	wire       int             // bytes of /event since the previous event's data line, this one's included
 }
 
@@ -377,12 +378,21 @@ type stream struct {
 // test ends.
 func (td *tandem) subscribe(tb testing.TB) *stream {
 	tb.Helper()
+	return td.subscribeAfter(tb, "")
+}
+
+// subscribeAfter is subscribe with a Last-Event-ID, as a client that reconnects sends it.
+func (td *tandem) subscribeAfter(tb testing.TB, lastEventID string) *stream {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, td.base+"/event", nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	req.SetBasicAuth(testUser, testPassword)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
 	res, err := td.client.Do(req)
 	if err != nil {
 		cancel()
@@ -405,16 +415,20 @@ func (s *stream) read(body io.ReadCloser) {
 	defer body.Close()
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	wire := 0
+	cursor, wire := "", 0
 	for sc.Scan() {
 		wire += len(sc.Bytes()) + 1
+		if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+			cursor = id
+			continue
+		}
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
 		if !ok {
 			continue
 		}
 		var e event
 		err := json.Unmarshal([]byte(data), &e)
-		e.at, e.wire, wire = time.Now(), wire, 0
+		e.at, e.cursor, e.wire, cursor, wire = time.Now(), cursor, wire, "", 0
 		s.mu.Lock()
 		if err != nil {
 			s.err = fmt.Errorf("undecodable frame %q: %w", data, err)
@@ -445,6 +459,16 @@ func (s *stream) close() {
 // waitFor returns the first event after the previous match that satisfies pred, and moves past it.
 func (s *stream) waitFor(tb testing.TB, what string, pred func(event) bool) event {
 	tb.Helper()
+	e, err := s.next(what, pred)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+// next is waitFor for goroutines other than the test's own, which must not call t.Fatal: it
+// returns an error instead.
+func (s *stream) next(what string, pred func(event) bool) (event, error) {
 	deadline := time.NewTimer(waitLimit)
 	defer deadline.Stop()
 	for {
@@ -454,18 +478,18 @@ func (s *stream) waitFor(tb testing.TB, what string, pred func(event) bool) even
 				s.pos = i + 1
 				e := s.events[i]
 				s.mu.Unlock()
-				return e
+				return e, nil
 			}
 		}
 		changed, err := s.changed, s.err
 		s.mu.Unlock()
 		if err != nil {
-			tb.Fatalf("waiting for %s: the event stream ended: %v", what, err)
+			return event{}, fmt.Errorf("waiting for %s: the event stream ended: %w", what, err)
 		}
 		select {
 		case <-changed:
 		case <-deadline.C:
-			tb.Fatalf("waiting for %s: nothing after %s; events since the last match:\n%s", what, waitLimit, s.dump(s.pos))
+			return event{}, fmt.Errorf("waiting for %s: nothing after %s; events since the last match:\n%s", what, waitLimit, s.dump(s.pos))
 		}
 	}
 }
