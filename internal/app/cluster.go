@@ -218,11 +218,16 @@ func (c *member) signal(ev *bus.Event) {
 
 // Terminal implements routes.Owners: a terminal another live node runs is served there.
 func (c *member) Terminal(ctx context.Context, ptyID string) (*url.URL, error) {
+	if _, err := c.m.ptys.Get(ptyID); err == nil {
+		return nil, nil // this node's own
+	}
 	c.mu.Lock()
 	t, ok := c.terms[ptyID]
 	c.mu.Unlock()
 	if !ok {
-		return nil, nil
+		// Perhaps created a moment ago at another node whose event has not reached this one yet:
+		// ask the live nodes.
+		return c.findTerminal(ctx, ptyID)
 	}
 	u, alive, err := c.nodeURL(ctx, t.node)
 	if err != nil {
@@ -233,6 +238,41 @@ func (c *member) Terminal(ctx context.Context, ptyID string) (*url.URL, error) {
 		return nil, errs.E(errs.NotFound, "terminal %s ended with its node (%s), which stopped", ptyID, t.node)
 	}
 	return u, nil
+}
+
+// findTerminal asks every other live node whether it runs the terminal, and returns the URL of the
+// one that does (nil when none does: this node answers 404).
+func (c *member) findTerminal(ctx context.Context, ptyID string) (*url.URL, error) {
+	nodes, err := c.db.Nodes(ctx, c.stale)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for _, n := range nodes {
+		if n.ID == c.node.ID() || !n.Alive || n.URL == "" {
+			continue
+		}
+		u, err := url.Parse(n.URL)
+		if err != nil {
+			continue
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.JoinPath("pty", ptyID).String(), nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set(routes.ForwardedHeader, "1")
+		c.Authorize(req.Header)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			continue // that node is going away, and its terminals with it
+		}
+		res.Body.Close()
+		if res.StatusCode == http.StatusOK {
+			return u, nil
+		}
+	}
+	return nil, nil
 }
 
 // Terminals implements routes.Owners: the terminals of the other nodes, oldest first by ID.

@@ -32,9 +32,9 @@ type Owners interface {
 	Authorize(h http.Header)
 }
 
-// forwardedHeader marks a request one node forwarded to another: the receiving node serves it
+// ForwardedHeader marks a request one node forwarded to another: the receiving node serves it
 // itself, so that ownership changing in between never sends it round in circles.
-const forwardedHeader = "X-Tandem-Forwarded"
+const ForwardedHeader = "X-Tandem-Forwarded"
 
 // ownerOf returns how to find the node an operation must be served by, or nil for an operation
 // any node serves. Writes under /session/{sessionID} act on a session's run and go to the node
@@ -58,7 +58,7 @@ func ownerOf(op Op, owners Owners) func(r *http.Request) (*url.URL, error) {
 // forward serves the operation on the node owner names, or here when it names none.
 func forward(owners Owners, owner func(r *http.Request) (*url.URL, error), h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(forwardedHeader) != "" {
+		if r.Header.Get(ForwardedHeader) != "" {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -78,7 +78,7 @@ func forward(owners Owners, owner func(r *http.Request) (*url.URL, error), h htt
 				// This node has checked the client's Host and Origin; the owner serves its own host,
 				// and a cross-origin check there would compare the client's origin with the wrong one.
 				pr.Out.Header.Del("Origin")
-				pr.Out.Header.Set(forwardedHeader, "1")
+				pr.Out.Header.Set(ForwardedHeader, "1")
 				owners.Authorize(pr.Out.Header)
 			},
 			// A prompt's reply, a shell command's output and a terminal arrive as the owner writes them.
