@@ -21,7 +21,10 @@ type Sessions struct {
 }
 
 // nextLink is a Link header and what it was built from.
-type nextLink struct{ path, query, cursor, link string }
+type nextLink struct {
+	path, query, cursor string
+	link, next          []string // the header values; shared, never written to
+}
 
 // SessionPath names a session in the URL.
 type SessionPath struct {
@@ -172,12 +175,12 @@ func (s *Sessions) setNextPage(c *Call, cursor string) {
 			q.Set("limit", strconv.Itoa(session.DefaultPage))
 		}
 		link := "<" + (&url.URL{Path: u.Path, RawQuery: q.Encode()}).String() + `>; rel="next"`
-		last = &nextLink{path: u.Path, query: u.RawQuery, cursor: cursor, link: link}
+		last = &nextLink{path: u.Path, query: u.RawQuery, cursor: cursor, link: []string{link}, next: []string{cursor}}
 		s.lastLink.Store(last)
 	}
 	h := c.Header()
-	h["Link"] = []string{last.link}
-	h["X-Next-Cursor"] = []string{cursor}
+	h["Link"] = last.link[:1:1]
+	h["X-Next-Cursor"] = last.next[:1:1]
 }
 
 // SessionPrompt is the body of POST /session/{sessionID}/message and prompt_async.
