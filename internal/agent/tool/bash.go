@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -166,18 +167,13 @@ func runCommand(ctx context.Context, call *Call, opts Options, in bashInput, cwd
 	if err != nil {
 		return Result{}, err
 	}
-	cmd, err := opts.command(ctx, call, opts.Shell.Path, opts.Shell.Args(in.Command)...)
-	if err != nil {
-		_ = r.Close()
-		_ = w.Close()
-		return Result{}, err
-	}
+	cmd := exec.Command(opts.Shell.Path, opts.Shell.Args(in.Command)...)
 	cmd.Env = opts.Shell.Env(os.Environ())
 	cmd.Dir = cwd
 	cmd.Stdout = w
 	cmd.Stderr = w
 	process.OwnGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := opts.start(ctx, call, cmd); err != nil {
 		_ = r.Close()
 		_ = w.Close()
 		return Result{}, fmt.Errorf("starting %s: %w", opts.Shell.Path, err)

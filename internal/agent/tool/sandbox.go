@@ -78,23 +78,23 @@ func writable(call *Call) []string {
 	return dirs
 }
 
-// command makes the process of a command: confined by the sandbox when there is one. Besides the
+// start starts the process of a command: confined by the sandbox when there is one. Besides the
 // directories approved while the command was asked for, those the user's rules or remembered
 // grants approve for external_directory are writable.
-func (o Options) command(ctx context.Context, call *Call, name string, args ...string) (*exec.Cmd, error) {
+func (o Options) start(ctx context.Context, call *Call, cmd *exec.Cmd) error {
 	if o.Sandbox == nil {
-		return exec.Command(name, args...), nil
+		return cmd.Start()
 	}
 	if g, ok := call.Gate.(*sandboxGate); ok {
 		if lister, ok := g.Gate.(directoryLister); ok {
 			dirs, err := lister.Directories(ctx, "external_directory")
 			if err != nil {
-				return nil, err
+				return err
 			}
 			g.approved = append(g.approved, dirs...)
 		}
 	}
-	return o.Sandbox.Command(writable(call), name, args...)
+	return o.Sandbox.Start(cmd, writable(call))
 }
 
 // refusalNote tells the model which writes the sandbox refused and how to get such a directory

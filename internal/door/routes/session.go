@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/tandem-dev/tandem/internal/agent/session"
 	"github.com/tandem-dev/tandem/internal/agent/tool"
@@ -13,6 +14,16 @@ import (
 // Sessions serves sessions and their messages.
 type Sessions struct {
 	Service *session.Service
+	// lastLink is the Link header of the last page that had a next one: a client polling the same
+	// list asks with the same query and gets the same cursor, and building the link again costs
+	// a sixth of the handler's time.
+	lastLink atomic.Pointer[nextLink]
+}
+
+// nextLink is a Link header and what it was built from.
+type nextLink struct {
+	path, query, cursor string
+	link, next          []string // the header values; shared, never written to
 }
 
 // SessionPath names a session in the URL.
@@ -94,7 +105,7 @@ func (s *Sessions) Ops() []Op {
 			if err != nil {
 				return nil, err
 			}
-			setNextPage(c, next)
+			s.setNextPage(c, next)
 			return body, nil
 		}).answers(&[]session.Session{}).doc("Sessions of the directory, most recently updated first. Pages never truncate silently: "+
 			"when more sessions exist, the response carries `Link: <…>; rel=\"next\"` and `x-next-cursor`."),
@@ -130,7 +141,7 @@ func (s *Sessions) Ops() []Op {
 			if err != nil {
 				return nil, err
 			}
-			setNextPage(c, next)
+			s.setNextPage(c, next)
 			return body, nil
 		}).answers(&[]session.WithParts{}).doc("Oldest first. With limit, the newest N and a cursor to the older ones.", 404),
 		op(http.MethodGet, "/session/{sessionID}/message/{messageID}", "session.message", "Get message", func(c *Call, in *MessagePath) (session.WithParts, error) {
@@ -151,19 +162,25 @@ func (s *Sessions) Ops() []Op {
 }
 
 // setNextPage advertises the next page the way OpenCode's message listing does.
-func setNextPage(c *Call, cursor string) {
+func (s *Sessions) setNextPage(c *Call, cursor string) {
 	if cursor == "" {
 		return
 	}
-	u := *c.R.URL
-	q := u.Query()
-	q.Set("before", cursor)
-	if q.Get("limit") == "" {
-		q.Set("limit", strconv.Itoa(session.DefaultPage))
+	u := c.R.URL
+	last := s.lastLink.Load()
+	if last == nil || last.cursor != cursor || last.path != u.Path || last.query != u.RawQuery {
+		q := u.Query()
+		q.Set("before", cursor)
+		if q.Get("limit") == "" {
+			q.Set("limit", strconv.Itoa(session.DefaultPage))
+		}
+		link := "<" + (&url.URL{Path: u.Path, RawQuery: q.Encode()}).String() + `>; rel="next"`
+		last = &nextLink{path: u.Path, query: u.RawQuery, cursor: cursor, link: []string{link}, next: []string{cursor}}
+		s.lastLink.Store(last)
 	}
-	u.RawQuery = q.Encode()
-	c.Header().Set("Link", "<"+(&url.URL{Path: u.Path, RawQuery: u.RawQuery}).String()+`>; rel="next"`)
-	c.Header().Set("x-next-cursor", cursor)
+	h := c.Header()
+	h["Link"] = last.link[:1:1]
+	h["X-Next-Cursor"] = last.next[:1:1]
 }
 
 // SessionPrompt is the body of POST /session/{sessionID}/message and prompt_async.

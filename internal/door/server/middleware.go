@@ -164,10 +164,15 @@ func (s *Server) sameOrigin(origin string, r *http.Request) bool {
 // scope resolves the request's project directory (?directory=, ?location[directory]= or x-opencode-directory).
 func (s *Server) scope(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		query := q.Get("directory")
-		if query == "" {
-			query = q.Get("location[directory]") // OpenCode's v2 /api/* routes
+		var query string
+		// Most requests name no directory in the query: they are spared parsing it here (a key
+		// can only spell "directory" plainly or with %-escapes).
+		if raw := r.URL.RawQuery; strings.Contains(raw, "directory") || strings.Contains(raw, "%") {
+			q := r.URL.Query()
+			query = q.Get("directory")
+			if query == "" {
+				query = q.Get("location[directory]") // OpenCode's v2 /api/* routes
+			}
 		}
 		dir, err := routes.ResolveDirectory(query, r.Header.Get("x-opencode-directory"), s.cfg.Directory)
 		if err != nil {
@@ -192,7 +197,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			_, _ = rand.Read(b[:])
 			reqID = hex.EncodeToString(b[:])
 		}
-		w.Header().Set("X-Request-ID", reqID)
+		w.Header()["X-Request-Id"] = []string{reqID} // canonical already: Set would allocate the key again
 		r = r.WithContext(routes.WithLogger(r.Context(), s.log, reqID))
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, upgrade: r.Header.Get("Upgrade") != ""}
 		start := time.Now()

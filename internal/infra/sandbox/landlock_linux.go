@@ -46,15 +46,12 @@ var configs = []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.
 // devices may be opened for writing in every confined mode: what ordinary commands need.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
 
-// exec restricts this process (the helper) and replaces it with argv. It returns only on failure.
-func (s spec) exec(argv []string) error {
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return err
-	}
+// ruleset is the kernel ruleset of s for the running kernel: a file descriptor to close and the
+// flags to restrict with.
+func (s spec) ruleset() (int, uint32, error) {
 	abi := kernelABI()
 	if abi == 0 {
-		return errors.New(unsupported())
+		return -1, 0, errors.New(unsupported())
 	}
 	cfg := configs[min(abi, len(configs))-1]
 	cfg.Scoped = 0 // signals and abstract sockets stay as they are: the policy is about files
@@ -65,20 +62,69 @@ func (s spec) exec(argv []string) error {
 		cfg.HandledAccessNet = 0
 	}
 	fd, flags, err := cfg.NewRulesetFD(s.rules(cfg)...)
-	if err != nil {
-		return err
+	if err == nil && fd < 0 {
+		err = errors.New("the kernel was given nothing to enforce") // never run unconfined silently
 	}
-	// The restriction applies to this thread; execve keeps it for the new program, and the other
-	// threads of the helper end with the exec.
-	runtime.LockOSThread()
+	return fd, flags, err
+}
+
+// restrictThread confines the calling OS thread, which the caller has locked and never unlocks:
+// the restriction and no_new_privs belong to the thread, pass to the processes it starts and stay
+// across execve.
+func restrictThread(fd int, flags uint32) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
+	return nil
+}
+
+// exec restricts this process (the helper) and replaces it with argv. It returns only on failure.
+func (s spec) exec(argv []string) error {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	fd, flags, err := s.ruleset()
+	if err != nil {
+		return err
+	}
+	// The other threads of the helper end with the exec.
+	runtime.LockOSThread()
+	if err := restrictThread(fd, flags); err != nil {
+		return err
+	}
 	_ = unix.Close(fd)
 	return syscall.Exec(path, argv, os.Environ())
+}
+
+// start starts cmd from a goroutine locked to an OS thread of its own, which is confined first:
+// the process forked from it inherits the confinement, and no helper binary has to start (a
+// re-exec of tandem costs its whole runtime and package initialisation, ~15 ms). The goroutine
+// ends without unlocking, so the Go runtime ends the confined thread instead of reusing it; the
+// rest of tandem is never confined. Because the thread ends, cmd must not ask for
+// SysProcAttr.Pdeathsig: Linux sends it when the creating thread exits, which is at once.
+func (s spec) start(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Pdeathsig != 0 {
+		return errors.New("sandbox: a command started by a confined thread cannot use Pdeathsig (the thread ends at once)")
+	}
+	fd, flags, err := s.ruleset()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: see above
+		if err := restrictThread(fd, flags); err != nil {
+			started <- err
+			return
+		}
+		started <- cmd.Start()
+	}()
+	return <-started
 }
 
 // rules grants reading everywhere, writing the writable directories (minus the protected ones),

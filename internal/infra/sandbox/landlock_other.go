@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"runtime"
 )
 
@@ -21,6 +22,8 @@ func unsupported() string {
 func self() (string, error) { return os.Executable() }
 
 func (spec) exec([]string) error { return errors.New(unsupported()) }
+
+func (spec) start(*exec.Cmd) error { return errors.New(unsupported()) }
 
 // canWrite is true: nothing is confined here, and Refused is never asked.
 func canWrite(string) bool { return true }

@@ -2,10 +2,11 @@
 // command can do is bounded by what a person approved, whatever its text hides from the parser
 // that decided what to ask.
 //
-// The confinement is applied in a helper process: tandem re-executes its own binary with a
-// marker argument (Main recognises it), the helper restricts itself with Linux Landlock and then
-// execs the command. tandem's own process is never restricted. main, and the TestMain of every
-// package whose tests run commands, call Main before anything else.
+// Start confines (with Linux Landlock) a thread of tandem's own that lives only to fork the
+// command and then ends; the rest of tandem is never restricted. Command instead re-executes
+// tandem's own binary with a marker argument (Main recognises it) as a helper that restricts
+// itself and then execs the command, for callers that need an *exec.Cmd to start themselves.
+// main, and the TestMain of every package whose tests run commands, call Main before anything else.
 //
 // Policy "workspace-write" lets a command read anywhere and write only in the project directory,
 // the temp directory and the directories an approved request named; "read-only" writes only the
@@ -142,7 +143,8 @@ type spec struct {
 // HelperArg marks a process started as the sandbox helper.
 const HelperArg = "__tandem_sandbox_exec"
 
-// Command returns a command that runs name with args under p. In workspace-write mode the
+// Command returns a command that runs name with args under p, through the helper: for callers
+// that hand the *exec.Cmd to code that starts it (an MCP client). In workspace-write mode the
 // directories in writable (the project's and those an approved request named) may be written,
 // besides the temp directory. When p does not confine (off, or the kernel cannot), it is a plain
 // command: the caller has asked a person already.
@@ -150,15 +152,7 @@ func (p Policy) Command(writable []string, name string, args ...string) (*exec.C
 	if !p.Confines() {
 		return exec.Command(name, args...), nil
 	}
-	s := spec{Mode: p.Mode, Temp: p.tempDir(), Protected: p.Protected, DenyNetwork: p.DenyNetwork}
-	if p.Mode == WorkspaceWrite {
-		for _, w := range append(slices.Clone(p.Writable), writable...) {
-			if filepath.IsAbs(w) && !slices.Contains(s.Write, filepath.Clean(w)) {
-				s.Write = append(s.Write, filepath.Clean(w))
-			}
-		}
-	}
-	raw, err := json.Marshal(s)
+	raw, err := json.Marshal(p.spec(writable))
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +161,29 @@ func (p Policy) Command(writable []string, name string, args ...string) (*exec.C
 		return nil, fmt.Errorf("sandbox: finding tandem's own binary: %w", err)
 	}
 	return exec.Command(exe, append([]string{HelperArg, string(raw), name}, args...)...), nil
+}
+
+// Start starts cmd (a plain exec.Command) confined by p as Command would, writable as there, but
+// without the helper: the command starts about as fast as an unconfined one. When p does not
+// confine, it is cmd.Start.
+func (p Policy) Start(cmd *exec.Cmd, writable []string) error {
+	if !p.Confines() {
+		return cmd.Start()
+	}
+	return p.spec(writable).start(cmd)
+}
+
+// spec is what a command confined by p with writable may do.
+func (p Policy) spec(writable []string) spec {
+	s := spec{Mode: p.Mode, Temp: p.tempDir(), Protected: p.Protected, DenyNetwork: p.DenyNetwork}
+	if p.Mode == WorkspaceWrite {
+		for _, w := range append(slices.Clone(p.Writable), writable...) {
+			if filepath.IsAbs(w) && !slices.Contains(s.Write, filepath.Clean(w)) {
+				s.Write = append(s.Write, filepath.Clean(w))
+			}
+		}
+	}
+	return s
 }
 
 // WritableDirs is what a confined command may write, for the note that explains a refusal: the

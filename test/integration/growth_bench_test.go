@@ -1,0 +1,192 @@
+//go:build linux
+
+package integration
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
+)
+
+// BenchmarkPromptGrowthServer sends 500 prompts to one session of the real binary, answered by a
+// scripted OpenAI-compatible server in this process, and compares prompts 51–100 with 451–500: the
+// server's own CPU time per prompt (its threads' scheduler time, so the load generator and the
+// model do not count), the median time per prompt, and the server's RSS after prompt 100 and
+// after prompt 500. The budget (docs/benchmarks.md) is 1.2× for each. Run it with -benchtime 1x.
+func BenchmarkPromptGrowthServer(b *testing.B) {
+	const prompts, window = 500, 50
+	bin, err := sharedBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	llm := providertest.NewOpenAI(b)
+	srv := startGrowthServer(b, bin, llm)
+	type mark struct {
+		cpu  time.Duration
+		rss  int64
+		wall []time.Duration
+	}
+	var at100, at500 mark
+	for b.Loop() {
+		var sess struct{ ID string }
+		srv.do(b, http.MethodPost, "/session", `{"title":"growth"}`, &sess)
+		var cpuStart time.Duration
+		var wall []time.Duration
+		for i := range prompts {
+			if i%window == 0 {
+				cpuStart, wall = threadsCPU(b, srv.pid), nil
+			}
+			llm.Add(providertest.Turn{Text: []string{"Here is a short answer of about sixty words, so that every stored reply is about as ",
+				"large as a real one: the session keeps it, lists it and sends it to every client that pages through the history."}})
+			start := time.Now()
+			srv.do(b, http.MethodPost, "/session/"+sess.ID+"/message", promptBody(fmt.Sprintf("Prompt %d: say something.", i+1)), nil)
+			wall = append(wall, time.Since(start))
+			switch i + 1 {
+			case 100:
+				at100 = mark{cpu: threadsCPU(b, srv.pid) - cpuStart, rss: childRSS(b, srv.pid), wall: wall}
+			case prompts:
+				at500 = mark{cpu: threadsCPU(b, srv.pid) - cpuStart, rss: childRSS(b, srv.pid), wall: wall}
+			}
+		}
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / float64(time.Millisecond)
+	}
+	perPrompt := func(m mark) float64 { return float64(m.cpu) / float64(time.Millisecond) / window }
+	b.ReportMetric(perPrompt(at100), "server-cpu-ms/prompt@100")
+	b.ReportMetric(perPrompt(at500), "server-cpu-ms/prompt@500")
+	b.ReportMetric(perPrompt(at500)/perPrompt(at100), "cpu-growth")
+	b.ReportMetric(median(at100.wall), "median-ms@100")
+	b.ReportMetric(median(at500.wall), "median-ms@500")
+	b.ReportMetric(median(at500.wall)/median(at100.wall), "time-growth")
+	b.ReportMetric(float64(at100.rss)/1e6, "rss-MB@100")
+	b.ReportMetric(float64(at500.rss)/1e6, "rss-MB@500")
+	b.ReportMetric(float64(at500.rss)/float64(at100.rss), "rss-growth")
+}
+
+// growthServer is the real binary serving on loopback.
+type growthServer struct {
+	pid    int
+	url    string
+	client *http.Client
+}
+
+func startGrowthServer(b *testing.B, bin string, llm *providertest.Server) *growthServer {
+	b.Helper()
+	root := b.TempDir()
+	project, data := filepath.Join(root, "project"), filepath.Join(root, "data")
+	for _, d := range []string{project, data} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "serve", "--port", "0", "--data-dir", data, "--dir", project, "--print-logs")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "XDG_CONFIG_HOME=" + root, "XDG_STATE_HOME=" + data,
+		"TANDEM_SERVER_PASSWORD=growth", "TANDEM_SERVER_USERNAME=tandem"}
+	for k, v := range openAIEnv(llm) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if _, url, ok := strings.Cut(sc.Text(), " listening on "); ok {
+				select {
+				case found <- strings.TrimSuffix(url, "/"):
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case url := <-found:
+		return &growthServer{pid: cmd.Process.Pid, url: url, client: &http.Client{Timeout: time.Minute}}
+	case <-exited:
+		b.Fatal("the server exited before it listened")
+	case <-time.After(20 * time.Second):
+		b.Fatal("the server did not print its URL within 20s")
+	}
+	return nil
+}
+
+// do sends a request and decodes a 200's body into out (when not nil).
+func (s *growthServer) do(b *testing.B, method, path, body string, out any) {
+	b.Helper()
+	req, err := http.NewRequestWithContext(b.Context(), method, s.url+path, strings.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth("tandem", "growth")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("%s %s: %d %s (%v)", method, path, resp.StatusCode, data, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// threadsCPU is the CPU time all of a process's threads have run, from the scheduler's own
+// nanosecond account (/proc/PID/task/*/schedstat); threads that ended meanwhile are not counted,
+// which the Go runtime's long-lived threads make negligible.
+func threadsCPU(tb testing.TB, pid int) time.Duration {
+	tb.Helper()
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		tb.Skipf("no /proc: %v", err)
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread ended
+		}
+		ns, err := strconv.ParseInt(strings.Fields(string(raw))[0], 10, 64)
+		if err != nil {
+			tb.Fatalf("schedstat %q: %v", raw, err)
+		}
+		total += time.Duration(ns)
+	}
+	return total
+}
