@@ -12,7 +12,6 @@ import {
   pendingList,
   waitsOn,
 } from './store.js';
-import { renderMarkdown } from './markdown.js';
 import { Diff } from './diff.jsx';
 import { confirmDialog } from './confirm.jsx';
 import { useContentSearch, Snippet } from './search.jsx';
@@ -20,7 +19,7 @@ import { enc } from './api.js';
 import { Composer } from './composer.jsx';
 import { HeadMenu } from './headmenu.jsx';
 import { newSession } from './newsession.js';
-import { LongText } from './longtext.jsx';
+import { LongText, LongMarkdown } from './longtext.jsx';
 import { AnswerTools, EditButton } from './answer.jsx';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
 
@@ -369,7 +368,7 @@ function Part({ part }) {
   switch (part.type) {
     case 'text':
       if (part.synthetic || part.ignored) return null;
-      return <div class="md" dangerouslySetInnerHTML={{ __html: renderMarkdown(part.text || '') }} />;
+      return <LongMarkdown text={part.text || ''} />;
     case 'reasoning':
       if (!part.text) return null;
       return (
