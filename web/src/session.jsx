@@ -18,6 +18,7 @@ import { useContentSearch, Snippet } from './search.jsx';
 import { enc } from './api.js';
 import { Composer } from './composer.jsx';
 import { HeadMenu } from './headmenu.jsx';
+import { ShareButton, ShareDialog } from './sharebox.jsx';
 import { newSession } from './newsession.js';
 import { LongText, LongMarkdown } from './longtext.jsx';
 import { AnswerTools, EditButton } from './answer.jsx';
@@ -237,6 +238,7 @@ export function SessionView({ id }) {
           <button class="ghost" onClick={fork} title="Fork this session">
             Fork
           </button>
+          <ShareButton id={id} />
           <button class="ghost danger" onClick={remove} title="Delete this session">
             Delete
           </button>
@@ -260,6 +262,7 @@ export function SessionView({ id }) {
         <Todos list={state.todos[id]} />
       </div>
       <Composer sessionID={id} busy={busy} />
+      {state.shareOpen?.id === id && <ShareDialog id={id} />}
     </div>
   );
 }

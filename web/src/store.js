@@ -29,6 +29,7 @@ export const state = {
   route: parseRoute(),
   composer: { agent: '', model: '' },
   confirm: null, // the in-page confirmation being asked (confirm.jsx)
+  shareOpen: null, // the session whose Share dialog is open, and the focus to return to (sharebox.jsx)
   formDrafts: {}, // elicitationID -> {server, values}: what is typed into a form, not yet sent
   lost: [], // forms answered elsewhere while something was typed in them: shown until dismissed
   lastSession: null, // the session last open, where the Sessions tab leads back to
