@@ -168,6 +168,15 @@ export async function loadAll() {
   changed();
 }
 
+/** Reloads the providers and agents, keeping the composer's choice while it still exists. */
+export async function refreshProviders() {
+  const [agents, providers] = await Promise.all([optional('/agent', null), optional('/config/providers', null)]);
+  if (agents) state.agents = agents.filter((a) => a.mode !== 'subagent' && !a.hidden);
+  if (providers) state.providers = providers;
+  pickComposerDefaults();
+  changed();
+}
+
 function pickComposerDefaults() {
   const c = state.composer;
   if (!c.agent || !state.agents.some((a) => a.name === c.agent)) {
@@ -386,6 +395,11 @@ export function handleEvent(msg) {
       }
       break;
     case 'server.heartbeat':
+      break;
+    case 'server.instance.disposed':
+      // The configuration changed (a provider connected in another tab or on another device, a
+      // key removed): the model picker lists what the server lists now.
+      refreshProviders().catch(reportError);
       break;
     case 'server.shutdown':
       state.conn = 'stopped';
