@@ -61,7 +61,8 @@ type ServerShutdown struct {
 	Reason string `json:"reason"`
 }
 
-// InstanceDisposed says that what a client knows of a directory is stale.
+// InstanceDisposed says that what a client knows of a directory is stale (of every directory when
+// Directory is empty: the user's configuration or a stored API key changed).
 type InstanceDisposed struct {
 	Directory string `json:"directory"`
 }

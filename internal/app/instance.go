@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tandem-dev/tandem/api"
+	"github.com/tandem-dev/tandem/internal/infra/config"
 )
 
 // dispose is POST /instance/dispose, as OpenCode's: the configuration is read again and applied
@@ -29,4 +30,46 @@ func (rt *agentRuntime) Reload() error {
 	rt.changing.Lock()
 	defer rt.changing.Unlock()
 	return rt.reload()
+}
+
+// The configuration's writers as the routes call them: each success tells every client, with
+// server.instance.disposed (as OpenCode's config update does), to reload its providers and
+// agents, so a provider connected in one browser tab shows in the model picker of every other
+// tab and device at once. The user's file and auth.json serve every directory: those events go
+// to every stream, with no directory.
+
+func (s services) patchConfig(dir string, patch []byte) (config.Config, error) {
+	cfg, err := s.runtime.Patch(dir, patch)
+	if err == nil {
+		s.bus.Emit(s.log, dir, api.EventInstanceDisposed, api.InstanceDisposed{Directory: dir})
+	}
+	return cfg, err
+}
+
+func (s services) patchUserConfig(dir string, patch []byte) (config.Config, error) {
+	cfg, err := s.runtime.PatchUser(dir, patch)
+	if err == nil {
+		s.configChanged()
+	}
+	return cfg, err
+}
+
+func (s services) setKey(providerID, key string, metadata map[string]string) error {
+	err := s.runtime.SetKey(providerID, key, metadata)
+	if err == nil {
+		s.configChanged()
+	}
+	return err
+}
+
+func (s services) removeKey(providerID string) error {
+	err := s.runtime.RemoveKey(providerID)
+	if err == nil {
+		s.configChanged()
+	}
+	return err
+}
+
+func (s services) configChanged() {
+	s.bus.Emit(s.log, "", api.EventInstanceDisposed, api.InstanceDisposed{})
 }

@@ -99,6 +99,30 @@ func TestASharedSessionIsReadableThroughItsLinkOnly(t *testing.T) {
 			t.Fatalf("the owner's messages lost their path: %s", own)
 		}
 	})
+	t.Run("a title that names a file of the project names it relative to it", func(t *testing.T) {
+		file := filepath.Join(td.project, "titled.txt")
+		if err := os.WriteFile(file, []byte("titled\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		titled := td.newSession(t)
+		td.prompt(t, titled, "read: "+file) // the demo model titles it "Read /…/titled.txt"
+		var own, link session.Session
+		td.call(t, http.MethodGet, "/session/"+titled, "", http.StatusOK, &own)
+		// Titles are cut at 50 characters: the owner's names the start of the project's path.
+		start := td.project[:12]
+		if !strings.Contains(own.Title, start) {
+			t.Fatalf("the owner's title %q does not name %s: the test proves nothing", own.Title, start)
+		}
+		td.call(t, http.MethodPost, "/session/"+titled+"/share", "", http.StatusOK, &link)
+		code, body := anonymous(t, td, http.MethodGet, "/s/"+strings.TrimPrefix(link.Share.URL, td.base+"/s/")+"/session")
+		var got session.Session
+		if code != http.StatusOK || json.Unmarshal(body, &got) != nil {
+			t.Fatalf("GET /s/…/session: %d %s", code, body)
+		}
+		if strings.Contains(string(body), start) || !strings.HasPrefix(got.Title, "Read ") {
+			t.Fatalf("the shared title is %q (the owner's %q): %s", got.Title, own.Title, body)
+		}
+	})
 	t.Run("a wrong or malformed token is the same 404", func(t *testing.T) {
 		wrong := strings.Repeat("A", 43)
 		for _, tok := range []string{wrong, "short", token + "x"} {

@@ -12,15 +12,15 @@ import {
   pendingList,
   waitsOn,
 } from './store.js';
-import { renderMarkdown } from './markdown.js';
 import { Diff } from './diff.jsx';
 import { confirmDialog } from './confirm.jsx';
 import { useContentSearch, Snippet } from './search.jsx';
 import { enc } from './api.js';
 import { Composer } from './composer.jsx';
 import { HeadMenu } from './headmenu.jsx';
+import { ShareButton, ShareDialog } from './sharebox.jsx';
 import { newSession } from './newsession.js';
-import { LongText } from './longtext.jsx';
+import { LongText, LongMarkdown } from './longtext.jsx';
 import { AnswerTools, EditButton } from './answer.jsx';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
 
@@ -238,6 +238,7 @@ export function SessionView({ id }) {
           <button class="ghost" onClick={fork} title="Fork this session">
             Fork
           </button>
+          <ShareButton id={id} />
           <button class="ghost danger" onClick={remove} title="Delete this session">
             Delete
           </button>
@@ -261,6 +262,7 @@ export function SessionView({ id }) {
         <Todos list={state.todos[id]} />
       </div>
       <Composer sessionID={id} busy={busy} />
+      {state.shareOpen?.id === id && <ShareDialog id={id} />}
     </div>
   );
 }
@@ -369,7 +371,7 @@ function Part({ part }) {
   switch (part.type) {
     case 'text':
       if (part.synthetic || part.ignored) return null;
-      return <div class="md" dangerouslySetInnerHTML={{ __html: renderMarkdown(part.text || '') }} />;
+      return <LongMarkdown text={part.text || ''} />;
     case 'reasoning':
       if (!part.text) return null;
       return (

@@ -29,6 +29,7 @@ export const state = {
   route: parseRoute(),
   composer: { agent: '', model: '' },
   confirm: null, // the in-page confirmation being asked (confirm.jsx)
+  shareOpen: null, // the session whose Share dialog is open, and the focus to return to (sharebox.jsx)
   formDrafts: {}, // elicitationID -> {server, values}: what is typed into a form, not yet sent
   lost: [], // forms answered elsewhere while something was typed in them: shown until dismissed
   lastSession: null, // the session last open, where the Sessions tab leads back to
@@ -164,6 +165,15 @@ export async function loadAll() {
   for (const sid of Object.keys(state.messages)) if (sid !== cur) delete state.messages[sid];
   if (cur) await loadMessages(cur, true);
   loadMcpTools();
+  changed();
+}
+
+/** Reloads the providers and agents, keeping the composer's choice while it still exists. */
+export async function refreshProviders() {
+  const [agents, providers] = await Promise.all([optional('/agent', null), optional('/config/providers', null)]);
+  if (agents) state.agents = agents.filter((a) => a.mode !== 'subagent' && !a.hidden);
+  if (providers) state.providers = providers;
+  pickComposerDefaults();
   changed();
 }
 
@@ -391,6 +401,11 @@ export function handleEvent(msg) {
       }
       break;
     case 'server.heartbeat':
+      break;
+    case 'server.instance.disposed':
+      // The configuration changed (a provider connected in another tab or on another device, a
+      // key removed): the model picker lists what the server lists now.
+      refreshProviders().catch(reportError);
       break;
     case 'server.shutdown':
       state.conn = 'stopped';

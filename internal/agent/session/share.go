@@ -90,15 +90,56 @@ func (sh sharing) Unshare(ctx context.Context, sessionID string) (Session, error
 }
 
 // Shared is the session a link's token opens, without what only its owner should see (the
-// project's directory, the permission rules, client metadata). An unknown or revoked token is
-// NotFound, the same answer as for a token that never existed.
+// project's directory, the permission rules, client metadata) and with paths inside the project
+// written relative to it. An unknown or revoked token is NotFound, the same answer as for a token
+// that never existed.
 func (sh sharing) Shared(ctx context.Context, token string) (Session, error) {
 	sess, err := sh.shared(ctx, token)
 	if err != nil {
 		return Session{}, err
 	}
+	roots := projectRoots([]string{sess.Directory, Worktree(sess.Directory)})
 	sess.Directory, sess.Permission, sess.Metadata = "", nil, nil
-	return sess, nil
+	// The title (a model names a session after its first prompt: "Read /home/me/app/notes.txt"),
+	// the summary's diffs and a revert's diff are written relative to the project too: every
+	// string of the session goes through the rewrite that its messages go through.
+	doc, err := json.Marshal(sess)
+	if err != nil {
+		return Session{}, err
+	}
+	var fields map[string]any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&fields); err != nil {
+		return Session{}, err
+	}
+	if doc, err = json.Marshal(relativeStrings(fields, roots)); err != nil {
+		return Session{}, err
+	}
+	var out Session
+	if err := json.Unmarshal(doc, &out); err != nil {
+		return Session{}, err
+	}
+	out.Title = cutRoot(out.Title, roots)
+	return out, nil
+}
+
+// cutRoot drops the start of a root that a title cut short ends with ("Read /home/me/pro…"
+// becomes "Read …"): what is left of the path cannot be made relative, and would show the
+// directories the project is in.
+func cutRoot(title string, roots []string) string {
+	head, ok := strings.CutSuffix(title, "…")
+	if !ok {
+		return title
+	}
+	i := strings.LastIndexAny(head, " \t\n\"'`(") + 1
+	tail := head[i:]
+	for _, r := range roots {
+		if len(tail) > 1 && strings.HasPrefix(r, tail) {
+			return head[:i] + "…"
+		}
+	}
+	return title
 }
 
 // SharedMessages is the messages of the session a link's token opens, oldest first, as a JSON
@@ -132,15 +173,27 @@ func (sh sharing) SharedMessages(ctx context.Context, token string) ([]byte, err
 			delete(info, "path")
 		}
 	}
-	for _, r := range slices.Clone(roots) {
+	return json.Marshal(relativeStrings(items, projectRoots(roots)))
+}
+
+// projectRoots is the directories whose paths the shared view writes relative to them: dirs and
+// where their symbolic links lead, absolute ones only, the longest first (so that a directory
+// inside another is made relative to itself).
+func projectRoots(dirs []string) []string {
+	roots := slices.Clone(dirs)
+	for _, r := range dirs {
 		if real, err := filepath.EvalSymlinks(r); err == nil {
 			roots = append(roots, real)
 		}
 	}
 	roots = slices.DeleteFunc(roots, func(r string) bool { return !filepath.IsAbs(r) || r == string(filepath.Separator) })
-	// The longest first, so that a directory inside another is made relative to itself.
-	slices.SortFunc(roots, func(a, b string) int { return len(b) - len(a) })
-	return json.Marshal(relativeStrings(items, slices.Compact(roots)))
+	slices.SortFunc(roots, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b) // equal roots side by side, for Compact
+	})
+	return slices.Compact(roots)
 }
 
 // relativeStrings rewrites, in every string of v, the paths inside one of roots relative to it.
