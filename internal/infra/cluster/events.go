@@ -66,7 +66,7 @@ func (n *Node) write() {
 		}
 		rows = rows[:0]
 		for _, ev := range batch {
-			rows = append(rows, store.LoggedEvent{Node: ev.Origin, Directory: ev.Directory, Type: ev.Type, Payload: ev.Payload})
+			rows = append(rows, store.LoggedEvent{ID: ev.ID, Node: ev.Origin, Directory: ev.Directory, Type: ev.Type, Payload: ev.Payload})
 		}
 		pause := 20 * time.Millisecond
 		for {

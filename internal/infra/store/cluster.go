@@ -33,6 +33,7 @@ type SessionLease struct {
 // ever shows a reader a seq after every smaller one has committed.
 type LoggedEvent struct {
 	Seq       int64
+	ID        string // the event's own ID (evt_…): appending it again logs nothing
 	Node      string // the node that published it
 	Directory string
 	Type      string

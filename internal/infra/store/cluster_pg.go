@@ -162,6 +162,7 @@ func (c pgCluster) AppendEvents(ctx context.Context, evs []LoggedEvent) ([]int64
 	dirs := make([]string, len(evs))
 	types := make([]string, len(evs))
 	payloads := make([][]byte, len(evs))
+	ids := make([]*string, len(evs))
 	err := c.db.Tx(ctx, func(tx Tx) error {
 		q := tx.(*Queries)
 		// The counter's row stays locked until the commit, so appends commit in seq order and a
@@ -176,10 +177,16 @@ func (c pgCluster) AppendEvents(ctx context.Context, evs []LoggedEvent) ([]int64
 			if payloads[i] == nil {
 				payloads[i] = []byte{}
 			}
+			if e.ID != "" {
+				ids[i] = &e.ID
+			}
 		}
-		_, err := q.exec(ctx, `INSERT INTO events (seq, node, directory, type, payload)
-			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[])`,
-			seqs, nodes, dirs, types, payloads)
+		// An event logged already (a retry after a commit whose reply was lost) is skipped: its
+		// seq stays unused, and readers take seqs as they come, never waiting for one.
+		_, err := q.exec(ctx, `INSERT INTO events (seq, node, directory, type, payload, event_id)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[])
+			ON CONFLICT (event_id) DO NOTHING`,
+			seqs, nodes, dirs, types, payloads, ids)
 		return err
 	})
 	if err != nil {

@@ -401,3 +401,24 @@ func TestNodesStartingTogetherAgreeOnOneSecret(t *testing.T) {
 		t.Errorf("secrets %q and %q (%v), want both the first one stored", first, second, err)
 	}
 }
+
+func TestAnEventAppendedAgainIsLoggedOnce(t *testing.T) {
+	_, c := clusterOf(t, testenv.Postgres(t))
+	ctx := t.Context()
+	ev := store.LoggedEvent{ID: "evt_retried", Node: "node-a", Directory: "/p", Type: "session.updated", Payload: []byte(`{}`)}
+	for range 2 { // a retry after a commit whose reply was lost
+		if _, err := c.AppendEvents(ctx, []store.LoggedEvent{ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.AppendEvents(ctx, []store.LoggedEvent{{ID: "evt_next", Node: "node-a", Type: "session.updated", Payload: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.EventsAfter(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Type != "session.updated" || got[1].Seq <= got[0].Seq {
+		t.Errorf("the log holds %+v, want the retried event once and the next one after it", got)
+	}
+}
