@@ -321,7 +321,7 @@ func (n *Node) check() {
 				n.o.OnTakeOver(n.ctx, leases)
 			}
 		}
-		if err := n.o.Store.RemoveNode(n.ctx, nd.ID); err != nil && n.ctx.Err() == nil {
+		if err := n.o.Store.RemoveNode(n.ctx, nd.ID, nd.Started); err != nil && n.ctx.Err() == nil {
 			n.log.Error("cluster: remove a node that is gone", "node", nd.ID, "err", err)
 		}
 	}

@@ -333,7 +333,7 @@ func TestLeaseTakesOnlyASessionWhoseOwnerIsNoLongerRegistered(t *testing.T) {
 	if l, err := b.Lease(t.Context(), "ses_1"); !errors.Is(err, store.ErrOwnedElsewhere) || l.Node != "a" {
 		t.Fatalf("b's lease of a stale node's session = %+v, %v; want a's lease and ErrOwnedElsewhere", l, err)
 	}
-	if err := cs.RemoveNode(t.Context(), "a"); err != nil {
+	if err := cs.RemoveNode(t.Context(), "a", 0); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {

@@ -73,8 +73,10 @@ type Cluster interface {
 	Heartbeat(ctx context.Context, n Node) error
 	// Nodes lists the registered nodes; Alive is set for those heard from within staleAfter.
 	Nodes(ctx context.Context, staleAfter time.Duration) ([]Node, error)
-	// RemoveNode forgets a node (one that stopped, or whose sessions were all taken over).
-	RemoveNode(ctx context.Context, id string) error
+	// RemoveNode forgets a node (one that stopped, or whose sessions were all taken over). With
+	// started (unix ms, from Nodes) it forgets that life of the node only: one that has registered
+	// again meanwhile (restarted under the same ID) stays. 0 forgets whichever life it is.
+	RemoveNode(ctx context.Context, id string, started int64) error
 
 	// AcquireSession makes node the owner of a session: a session nobody owns gets epoch 1; one
 	// the node owns already keeps its lease; one whose owner has not been heard from within

@@ -78,8 +78,8 @@ func (c pgCluster) Nodes(ctx context.Context, staleAfter time.Duration) ([]Node,
 	return out, wrap("nodes", rows.Err())
 }
 
-func (c pgCluster) RemoveNode(ctx context.Context, id string) error {
-	_, err := c.db.exec(ctx, `DELETE FROM nodes WHERE id = $1`, id)
+func (c pgCluster) RemoveNode(ctx context.Context, id string, started int64) error {
+	_, err := c.db.exec(ctx, `DELETE FROM nodes WHERE id = $1 AND ($2::bigint = 0 OR `+msOf("started")+` = $2)`, id, started)
 	return wrap("remove node", err)
 }
 

@@ -74,7 +74,14 @@ func TestNodesAreAliveWhileTheirHeartbeatIsNewerThanStaleAfter(t *testing.T) {
 	if nodes, err := c.Nodes(ctx, 2*time.Minute); err != nil || !nodes[1].Alive {
 		t.Errorf("with a staleAfter of two minutes node-b is %+v (%v), want alive", nodes, err)
 	}
-	if err := c.RemoveNode(ctx, "node-b"); err != nil {
+	life := nodes[1].Started
+	if err := c.RemoveNode(ctx, "node-b", life+1); err != nil {
+		t.Fatal(err)
+	}
+	if nodes, err := c.Nodes(ctx, time.Minute); err != nil || len(nodes) != 2 {
+		t.Errorf("RemoveNode of another life of node-b removed it: %+v, %v", nodes, err)
+	}
+	if err := c.RemoveNode(ctx, "node-b", life); err != nil {
 		t.Fatal(err)
 	}
 	if nodes, err := c.Nodes(ctx, time.Minute); err != nil || len(nodes) != 1 || nodes[0].ID != "node-a" {
