@@ -1,5 +1,6 @@
 // Every screen, not only the approval flows (issue 30, item 10): the inbox, a conversation with
-// highlighted code, the terminal, MCP, Permissions, the pairing dialog, the sign-in form and a
+// highlighted code and its context/cost meter, the composer's / and @ menus, the session's ⋯ menu on
+// a phone, the Share and Connect a provider dialogs, the terminal, MCP, Permissions, the pairing dialog, the sign-in form and a
 // refused pairing link, at 1440×900 and 390×844, light and dark; axe-core finds no serious or
 // critical violation on any of them.
 import { test, before, after, describe } from 'node:test';
@@ -60,6 +61,43 @@ describe('every screen, both themes, both sizes', { skip: why || false }, () => 
         await check(page, 'inbox');
         await go(`#/session/${sessionID}`, '.hljs-comment');
         await check(page, 'conversation with code');
+        await page.getByTestId('meter').waitFor();
+        await check(page, 'context and cost meter');
+        const input = page.getByTestId('composer-input');
+        await input.click();
+        await input.pressSequentially('/');
+        await page.getByTestId('command-menu').waitFor();
+        await check(page, 'the / commands menu');
+        await input.fill('');
+        await input.pressSequentially('see @READ');
+        await page.getByTestId('file-menu').locator('li').first().waitFor();
+        await check(page, 'the @ file menu');
+        await input.fill('');
+        if (size.width < 500) {
+          await page.getByTestId('head-more').click();
+          await page.getByTestId('undo').waitFor();
+          await check(page, 'the session ⋯ menu');
+        }
+        await page.getByTestId('share').click();
+        await page.getByTestId('share-create').waitFor();
+        await check(page, 'the Share dialog');
+        await page.getByTestId('share-create').click();
+        await page.getByTestId('share-url').waitFor();
+        await check(page, 'the Share dialog with its link');
+        // Unshared again, so the next size and theme see the dialog as it opens the first time.
+        await page.getByTestId('unshare').click();
+        await page.getByTestId('share-create').waitFor();
+        await page.keyboard.press('Escape');
+        await page.getByTestId('share-dialog').waitFor({ state: 'detached' });
+        await page.locator('select[aria-label="Model"]').selectOption('__connect');
+        await page.getByTestId('connect-provider').waitFor();
+        await until(async () => (await page.getByTestId('provider-id').locator('option').count()) > 1, 'the built-in providers listed');
+        await check(page, 'Connect a provider');
+        await page.getByTestId('provider-id').selectOption('__custom');
+        await page.getByTestId('provider-custom-id').waitFor();
+        await check(page, 'Connect a provider, custom');
+        await page.keyboard.press('Escape');
+        await page.getByTestId('connect-provider').waitFor({ state: 'detached' });
         await go('#/terminal', '[data-testid="terminal-tab"]');
         await page.locator('.xterm').waitFor();
         await check(page, 'terminal');

@@ -289,7 +289,8 @@ function UrlElicitation({ req, actions }) {
 function FormElicitation({ req, actions }) {
   const [busy, run] = useBusy();
   const fields = useMemo(() => schemaFields(req.requestedSchema), [req.id]);
-  const [values, setValues] = useState(() => initialValues(fields));
+  const opened = useMemo(() => initialValues(fields), [fields]);
+  const [values, setValues] = useState(opened);
   const [touched, setTouched] = useState({});
   const [serverError, setServerError] = useState(null);
   const [serverFieldErrors, setServerFieldErrors] = useState({});
@@ -298,7 +299,11 @@ function FormElicitation({ req, actions }) {
     const next = { ...values, [name]: v };
     setValues(next);
     // Kept in the store: if another client answers first, what was typed here is shown, not dropped.
-    state.formDrafts[req.id] = { server: req.server, values: Object.fromEntries(fields.map((f) => [f.label || f.name, next[f.name]])) };
+    // Only the fields changed from what the form opened with: a schema's default was not typed by anyone.
+    state.formDrafts[req.id] = {
+      server: req.server,
+      values: Object.fromEntries(fields.filter((f) => !sameValue(next[f.name], opened[f.name])).map((f) => [f.label || f.name, next[f.name]])),
+    };
     setTouched({ ...touched, [name]: true });
     if (serverFieldErrors[name]) setServerFieldErrors({ ...serverFieldErrors, [name]: undefined });
   };
@@ -357,6 +362,12 @@ function FormElicitation({ req, actions }) {
       </div>
     </form>
   );
+}
+
+/** Whether two field values (strings, booleans or lists of choices) are the same, order of choices aside. */
+function sameValue(a, b) {
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x) => b.includes(x));
+  return a === b;
 }
 
 const inputType = { email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local' };

@@ -66,7 +66,9 @@ async function connect(form) {
 export function ConnectProvider({ onClose, onDone }) {
   const dialog = useRef(null);
   const [catalog, setCatalog] = useState(state.providerCatalog || []);
-  const [form, setForm] = useState({ provider: CUSTOM, id: '', name: '', key: '', baseURL: '', models: '' });
+  const [form, setForm] = useState({ provider: catalog[0]?.id || CUSTOM, id: '', name: '', key: '', baseURL: '', models: '' });
+  // Set once the person picks a provider or types: the list arriving later never overrides that.
+  const chosen = useRef(false);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   useEffect(() => {
@@ -76,11 +78,15 @@ export function ConnectProvider({ onClose, onDone }) {
         const known = (list?.all || []).filter((p) => p.id !== 'demo').map((p) => ({ id: p.id, name: p.name || p.id }));
         state.providerCatalog = known;
         setCatalog(known);
-        setForm((f) => (f.provider === CUSTOM && !f.id && known.length ? { ...f, provider: known[0].id } : f));
+        setForm((f) => (!chosen.current && f.provider === CUSTOM && known.length ? { ...f, provider: known[0].id } : f));
       })
       .catch((e) => setError(e.message));
   }, []);
-  const set = (k) => (e) => setForm({ ...form, [k]: e.currentTarget.value });
+  const set = (k) => (e) => {
+    chosen.current = true;
+    const v = e.currentTarget.value;
+    setForm((f) => ({ ...f, [k]: v }));
+  };
   const custom = form.provider === CUSTOM;
   const submit = async (e) => {
     e.preventDefault();

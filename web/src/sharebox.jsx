@@ -29,11 +29,14 @@ export function ShareDialog({ id }) {
   const done = () => {
     state.shareOpen = null;
     changed();
+    // Back to the Share button; the menu that held it may be folded (a phone): then to its "⋯".
     const back = opened?.back;
-    // The menu that held Share may be folded (a phone): then the focus goes to its "⋯".
-    if (back?.isConnected && back.offsetParent) back.focus();
-    else document.querySelector('[data-testid="head-more"]')?.focus();
+    const share = document.querySelector('[data-testid="share"]');
+    const target = [back, share].find((el) => el?.isConnected && el.offsetParent) || document.querySelector('[data-testid="head-more"]');
+    target?.focus();
   };
+  const doneRef = useRef(done);
+  doneRef.current = done;
   const run = async (fn) => {
     setBusy(true);
     try {
@@ -46,19 +49,48 @@ export function ShareDialog({ id }) {
       setBusy(false);
     }
   };
+  // The focus starts on the dialog's main button (or the dialog, while that button is busy).
   useEffect(() => {
-    box.current?.querySelector('button.primary')?.focus();
-  }, [url]);
+    const primary = box.current?.querySelector('button.primary:not([disabled])');
+    if (primary) primary.focus();
+    else if (!box.current?.contains(document.activeElement)) box.current?.focus();
+  }, [url, busy]);
+  // A modal dialog: Tab and Shift+Tab cycle inside it, Esc closes it wherever the focus is (a
+  // button that went away, such as Unshare, leaves it on the page), and no key reaches the page's
+  // shortcuts while it is open.
+  useEffect(() => {
+    const onKey = (e) => {
+      const el = box.current;
+      if (!el) return;
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        e.stopPropagation();
+        doneRef.current();
+        return;
+      }
+      const inside = el.contains(document.activeElement);
+      if (e.key === 'Tab') {
+        const stops = [...el.querySelectorAll('button:not([disabled]), input, select, textarea, a[href]')];
+        if (!stops.length) return;
+        const first = stops[0];
+        const last = stops[stops.length - 1];
+        const at = document.activeElement;
+        if (!inside || (e.shiftKey && (at === first || at === el)) || (!e.shiftKey && at === last)) {
+          e.preventDefault();
+          (e.shiftKey ? last : first).focus();
+        }
+      }
+      if (!inside) e.stopPropagation();
+    };
+    document.addEventListener('keydown', onKey, true);
+    return () => document.removeEventListener('keydown', onKey, true);
+  }, []);
   const onKey = (e) => {
-    if (e.key === 'Escape') {
-      e.preventDefault();
-      done();
-    }
     e.stopPropagation(); // keys typed here are not the pending panel's shortcuts
   };
   return (
     <div class="modal-backdrop" onClick={(e) => e.target === e.currentTarget && done()}>
-      <div class="modal card share-box" role="dialog" aria-modal="true" aria-labelledby="share-title" onKeyDown={onKey} ref={box} data-testid="share-dialog">
+      <div class="modal card share-box" role="dialog" aria-modal="true" aria-labelledby="share-title" tabIndex={-1} onKeyDown={onKey} ref={box} data-testid="share-dialog">
         <h3 id="share-title">Share this session</h3>
         {url ? (
           <>
