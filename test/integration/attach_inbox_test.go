@@ -189,7 +189,7 @@ func TestAttachSaysWhoAnsweredElsewhere(t *testing.T) {
 			t.Fatalf("pending questions: %+v", waiting)
 		}
 		td.answerAs(t, "curl/8.0", "/question/"+waiting[0].ID+"/reply", `{"answers":[["SQLite"]]}`)
-		sc.waitText("answered by curl/8.0 (SQLite)", `"Which database?"="SQLite"`)
+		sc.waitText("answered by curl (SQLite)", `"Which database?"="SQLite"`)
 		sc.waitGone("Type your own answer")
 	})
 	t.Run("a question dismissed with curl closes saying so", func(t *testing.T) {
@@ -202,7 +202,7 @@ func TestAttachSaysWhoAnsweredElsewhere(t *testing.T) {
 			t.Fatalf("pending questions: %+v", waiting)
 		}
 		td.answerAs(t, "curl/8.0", "/question/"+waiting[0].ID+"/reject", "")
-		sc.waitText("answered by curl/8.0 (dismissed)")
+		sc.waitText("answered by curl (dismissed)")
 		sc.waitGone("Type your own answer")
 	})
 	t.Run("an MCP form declined with curl closes with the action and client", func(t *testing.T) {
@@ -217,7 +217,7 @@ func TestAttachSaysWhoAnsweredElsewhere(t *testing.T) {
 			t.Fatalf("pending elicitations: %+v", waiting)
 		}
 		td.answerAs(t, "curl/8.0", "/mcp/elicitation/"+waiting[0].ID+"/reply", `{"action":"decline"}`)
-		sc.waitText("answered by curl/8.0 (decline)", "✓ everything_trigger-elicitation-request")
+		sc.waitText("answered by curl (decline)", "✓ everything_trigger-elicitation-request")
 		sc.waitGone("MCP server everything asks")
 	})
 }

@@ -270,7 +270,7 @@ func TestAttachClosesADialogAnsweredElsewhere(t *testing.T) {
 		t.Fatalf("pending: %+v", pending)
 	}
 	td.answerAs(t, "curl/8.0", "/permission/"+pending[0].ID+"/reply", `{"reply":"once"}`)
-	sc.waitText("answered by curl/8.0 (once)", "✓ bash $ echo answered-over-rest")
+	sc.waitText("answered by curl (once)", "✓ bash $ echo answered-over-rest")
 	sc.waitGone("Permission: bash")
 }
 

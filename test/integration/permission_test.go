@@ -517,7 +517,7 @@ func TestHistoryShowsWhoAnswered(t *testing.T) {
 		strings.Join(d.Patterns, ",") != "echo audited" || d.Reply != "reject" || d.Message != "not on Fridays" || d.Cause != "reply" {
 		t.Fatalf("decision %+v", d)
 	}
-	if d.Client != "reviewer-bot/2.1" || !strings.HasPrefix(d.Addr, "127.0.0.1:") {
+	if d.Client != "reviewer-bot" || !strings.HasPrefix(d.Addr, "127.0.0.1:") {
 		t.Fatalf("who answered: client %q addr %q", d.Client, d.Addr)
 	}
 	if d.Time.Asked == 0 || d.Time.Decided < d.Time.Asked {
