@@ -26,6 +26,7 @@ const extensions = [
   /^(global )?question\.rejected\.(payload\.)?properties\.cause$/, // reject (dismissed), timeout or cancel: OpenCode's event does not say why
   /^(global )?message\.part\.delta\.(payload\.)?properties\.offset$/, // where a delta starts in its part's text, so a client that loaded the part mid-stream applies exactly what it lacks
   /^GET \/config\.sandbox_status$/, // what the kernel enforces of the user's sandbox setting
+  /^GET \/global\/health\.(node|store|cluster)$/, // the node that answered, its store, and its view of the nodes sharing it
 ];
 
 /** Event types tandem adds; OpenCode's Event union has no schema for them. */
@@ -585,7 +586,9 @@ describe('the official OpenCode SDK against tandem', { skip }, () => {
       problems.push(...check(opencode, envelope, e, `global ${e.payload?.type}`).filter((p) => !(serverLevel && p.endsWith('missing required field "directory"'))));
     }
     assert.deepEqual([...new Set(partition(problems, extensions).differences)], []);
-    const scoped = globalEvents.filter((e) => e.payload.type !== 'server.connected' && e.payload.type !== 'server.heartbeat');
+    // Server-level events (server.connected; server.instance.disposed after the user's config or a
+    // key changed, which concerns every directory) carry no directory, as OpenCode's server.connected.
+    const scoped = globalEvents.filter((e) => !(e.payload.type.startsWith('server.') && e.directory === undefined) && e.payload.type !== 'server.heartbeat');
     assert.ok(scoped.length > 50, `only ${scoped.length} events on /global/event`);
     assert.deepEqual([...new Set(scoped.map((e) => e.directory))], [server.project]);
     assert.deepEqual(missingOnGlobal(), [], 'every /event event also went out on /global/event');
