@@ -128,8 +128,9 @@ describe('the composer', { skip: why || false }, () => {
     assert.equal(files.length, 1);
     assert.equal(files[0].mime, 'image/png');
     assert.equal(files[0].url, `data:image/png;base64,${png}`);
-    const sent = JSON.stringify(llm.prompts().at(-1).body.messages);
-    assert.ok(sent.includes(`data:image/png;base64,${png}`), 'the model received the image');
+    // The title is asked of the model too, concurrently: look at every request, not the last one.
+    const sent = llm.prompts().map((p) => JSON.stringify(p.body.messages));
+    assert.ok(sent.some((m) => m.includes(`data:image/png;base64,${png}`)), 'the model received the image');
     assert.deepEqual(page.errors, []);
     await page.context().close();
   });

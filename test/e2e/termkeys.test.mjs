@@ -30,7 +30,7 @@ describe('terminal keys on a phone', { skip: why || false }, () => {
     };
 
     await key('Ctrl').tap();
-    assert.equal(await key('Ctrl').getAttribute('aria-pressed'), 'true');
+    await until(async () => (await key('Ctrl').getAttribute('aria-pressed')) === 'true', 'Ctrl to show it is held');
     await page.keyboard.type('c');
     await expectSent('\x03', 'Ctrl then c to send ^C');
     assert.equal(await key('Ctrl').getAttribute('aria-pressed'), 'false', 'Ctrl lets go after one key');
