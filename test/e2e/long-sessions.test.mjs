@@ -29,7 +29,12 @@ describe('long sessions and the meter', { skip: why || false }, () => {
     await page.click('[data-testid="new-session"]');
     await page.locator('select[aria-label="Model"]').selectOption('loop/m');
     assert.equal(await page.locator('[data-testid="meter"]').count(), 0, 'no meter before an answer');
-    await page.fill('[data-testid="composer-input"]', 'count me');
+    // The config change tells every client to reload its providers: the composer may render again
+    // under the test's hands, so fill it until Send takes the prompt.
+    await until(async () => {
+      await page.fill('[data-testid="composer-input"]', 'count me');
+      return page.locator('[data-testid="send"]').isEnabled();
+    }, 'the composer to take the prompt');
     await page.click('[data-testid="send"]');
     const meter = page.locator('[data-testid="meter"]');
     await until(async () => (await meter.count()) === 1 && (await meter.getAttribute('data-used')) === '19', 'the meter');
