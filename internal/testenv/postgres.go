@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+
+	"go.uber.org/goleak"
 	"time"
 )
 
@@ -181,4 +183,27 @@ func createDatabase(tb testing.TB, base string) string {
 	}
 	u.Path = "/" + name
 	return u.String()
+}
+
+// MainWithPostgres is a TestMain for a package whose tests use PostgreSQL: it runs them on one
+// shared server (SharePostgres), stops it, checks that no goroutine outlived the tests, and returns
+// the exit code.
+func MainWithPostgres(m *testing.M) int {
+	stop, err := SharePostgres(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start PostgreSQL:", err)
+		return 1
+	}
+	code := m.Run()
+	if err := stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	return code
 }

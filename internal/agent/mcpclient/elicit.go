@@ -115,11 +115,10 @@ func (m *Manager) ShareElicitations(ctx context.Context, claimed func(kind, item
 		return
 	}
 	m.journal.Shared = true
-	m.elicit.Share(pending.Shared[Elicitation]{Ctx: ctx, DB: m.journal.DB, Kind: m.journal.Kind, Log: m.log,
-		Claimed: func(itemID, sessionID string) { claimed(m.journal.Kind, itemID, sessionID) },
-		Decode: func(row store.PendingRequest) (pending.Item[Elicitation], error) {
+	m.elicit.Share(pending.Shared[Elicitation]{Ctx: ctx, DB: m.journal.DB, Kind: m.journal.Kind, Log: m.log, Claimed: claimed,
+		Decode: func(row store.PendingRequest) (Elicitation, error) {
 			e, err := decodeStored(row)
-			return pending.Item[Elicitation]{ID: row.ID, SessionID: row.SessionID, Created: time.UnixMilli(row.Created), Request: e.Elicitation}, err
+			return e.Elicitation, err
 		}})
 }
 

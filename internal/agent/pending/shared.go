@@ -21,10 +21,10 @@ type Shared[Req any] struct {
 	Ctx  context.Context
 	DB   store.Pending
 	Kind string // the rows' kind: "permission", "question", "elicitation"
-	// Decode turns a row another node stored into the item clients see.
-	Decode func(store.PendingRequest) (Item[Req], error)
-	// Claimed tells the node that asked a request that a claim made here won.
-	Claimed func(itemID, sessionID string)
+	// Decode turns the document of a row another node stored into the request clients see.
+	Decode func(store.PendingRequest) (Req, error)
+	// Claimed tells the node that asked a request of this Kind that a claim made here won.
+	Claimed func(kind, itemID, sessionID string)
 	Log     *slog.Logger
 }
 
@@ -102,7 +102,7 @@ func (b *Broker[Req, Rep]) claim(itemID string, r Resolution[Rep]) (bool, *Resol
 	if local {
 		b.resolve(itemID, r)
 	} else if b.shared.Claimed != nil {
-		b.shared.Claimed(itemID, row.SessionID)
+		b.shared.Claimed(b.shared.Kind, itemID, row.SessionID)
 	}
 	return true, nil, nil
 }
@@ -181,12 +181,12 @@ func (b *Broker[Req, Rep]) remote(itemID string) []Item[Req] {
 		if _, local := b.waiting[row.ID]; local || row.State != store.PendingWaiting {
 			continue
 		}
-		it, err := b.shared.Decode(row)
+		req, err := b.shared.Decode(row)
 		if err != nil {
 			b.shared.Log.Warn("an unreadable pending request is not listed", "kind", b.shared.Kind, "id", row.ID, "err", err)
 			continue
 		}
-		out = append(out, it)
+		out = append(out, Item[Req]{ID: row.ID, SessionID: row.SessionID, Created: time.UnixMilli(row.Created), Request: req})
 	}
 	return out
 }

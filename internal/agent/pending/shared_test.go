@@ -40,15 +40,15 @@ func twoNodes(t *testing.T) (*store.DB, *node, *node) {
 			}})
 	}
 	// A claim that wins on one node reaches the other as the cluster's signal does.
-	a.b.Share(pending.Shared[string]{Ctx: t.Context(), DB: db, Kind: "permission", Claimed: func(itemID, _ string) { b.b.Apply(itemID) }, Decode: decodeString})
-	b.b.Share(pending.Shared[string]{Ctx: t.Context(), DB: db, Kind: "permission", Claimed: func(itemID, _ string) { a.b.Apply(itemID) }, Decode: decodeString})
+	a.b.Share(pending.Shared[string]{Ctx: t.Context(), DB: db, Kind: "permission", Claimed: func(_, itemID, _ string) { b.b.Apply(itemID) }, Decode: decodeString})
+	b.b.Share(pending.Shared[string]{Ctx: t.Context(), DB: db, Kind: "permission", Claimed: func(_, itemID, _ string) { a.b.Apply(itemID) }, Decode: decodeString})
 	return db, a, b
 }
 
-func decodeString(row store.PendingRequest) (pending.Item[string], error) {
+func decodeString(row store.PendingRequest) (string, error) {
 	var s string
 	err := json.Unmarshal(row.Data, &s)
-	return pending.Item[string]{ID: row.ID, SessionID: row.SessionID, Created: time.UnixMilli(row.Created), Request: s}, err
+	return s, err
 }
 
 func TestARequestAskedOnOneNodeIsAnsweredOnceFromEither(t *testing.T) {

@@ -237,12 +237,8 @@ func decodeStored(ctx context.Context, row store.PendingRequest) (Request, error
 // requests, and the first answer at any node wins (pending.Shared). claimed tells the node that
 // asked a request that an answer given here won; that node calls Apply.
 func (s *Service) Share(ctx context.Context, claimed func(kind, itemID, sessionID string)) {
-	s.broker.Share(pending.Shared[Request]{Ctx: ctx, DB: s.db, Kind: pendingKind, Log: s.log,
-		Claimed: func(itemID, sessionID string) { claimed(pendingKind, itemID, sessionID) },
-		Decode: func(row store.PendingRequest) (pending.Item[Request], error) {
-			req, err := decodeStored(ctx, row)
-			return pending.Item[Request]{ID: row.ID, SessionID: row.SessionID, Created: time.UnixMilli(row.Created), Request: req}, err
-		}})
+	s.broker.Share(pending.Shared[Request]{Ctx: ctx, DB: s.db, Kind: pendingKind, Log: s.log, Claimed: claimed,
+		Decode: func(row store.PendingRequest) (Request, error) { return decodeStored(ctx, row) }})
 }
 
 // Apply gives a request waiting here the answer another node claimed for it.

@@ -151,11 +151,10 @@ func (s *Service) Share(ctx context.Context, claimed func(kind, itemID, sessionI
 		return
 	}
 	s.journal.Shared = true
-	s.broker.Share(pending.Shared[Request]{Ctx: ctx, DB: s.journal.DB, Kind: s.journal.Kind, Log: s.log,
-		Claimed: func(itemID, sessionID string) { claimed(s.journal.Kind, itemID, sessionID) },
-		Decode: func(row store.PendingRequest) (pending.Item[Request], error) {
+	s.broker.Share(pending.Shared[Request]{Ctx: ctx, DB: s.journal.DB, Kind: s.journal.Kind, Log: s.log, Claimed: claimed,
+		Decode: func(row store.PendingRequest) (Request, error) {
 			q, err := decodeStored(row)
-			return pending.Item[Request]{ID: row.ID, SessionID: row.SessionID, Created: time.UnixMilli(row.Created), Request: q.Request}, err
+			return q.Request, err
 		}})
 }
 

@@ -13,34 +13,14 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql's "pgx", to cut the listeners off
-	"go.uber.org/goleak"
 
 	"github.com/tandem-dev/tandem/internal/base/bus"
 	"github.com/tandem-dev/tandem/internal/infra/store"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
-// TestMain runs every test on one PostgreSQL server (a database each) and checks that no
-// goroutine outlives the tests.
-func TestMain(m *testing.M) {
-	stop, err := testenv.SharePostgres(context.Background())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start PostgreSQL:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
-		code = 1
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// TestMain runs the tests on one shared PostgreSQL server, a database each.
+func TestMain(m *testing.M) { os.Exit(testenv.MainWithPostgres(m)) }
 
 // testNode is one node of a test cluster: its own store handle, bus and runtime, as a tandem
 // process has.

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	neturl "net/url"
@@ -11,33 +10,12 @@ import (
 	"sync"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/tandem-dev/tandem/internal/infra/store"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
 
-// TestMain starts one PostgreSQL cluster for the package's tests (each test gets a database of its
-// own in it) and checks that no goroutine outlives them.
-func TestMain(m *testing.M) {
-	stop, err := testenv.SharePostgres(context.Background())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start PostgreSQL:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop PostgreSQL:", err)
-		code = 1
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// TestMain runs the tests on one shared PostgreSQL server, a database each.
+func TestMain(m *testing.M) { os.Exit(testenv.MainWithPostgres(m)) }
 
 // backend is a kind of database the store runs on, and how a test gets a fresh one.
 type backend struct {
