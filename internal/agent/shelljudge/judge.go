@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -207,6 +208,12 @@ func isNumber(s string) bool {
 }
 
 // isDecimal reports whether s is a non-empty run of the digits 0-9.
+// isDescriptor reports whether s names a file descriptor: decimal digits whose value fits in an int.
+func isDescriptor(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 32)
+	return isDecimal(s) && err == nil
+}
+
 func isDecimal(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
@@ -239,8 +246,9 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 		appendMode = true
 	case syntax.DplOut:
 		// >&2 and >&- duplicate or close descriptors; >&file writes a file.
-		// Only decimal digits name a descriptor: bash reads >&0A as a file named 0A.
-		if v, ok := wordValue(r.Word); ok && (v == "-" || isDecimal(strings.TrimSuffix(v, "-"))) {
+		// Only decimal digits name a descriptor (bash reads >&0A as a file named 0A), and only a
+		// number a descriptor can be: busybox sh writes >&2200000000 to a file of that name.
+		if v, ok := wordValue(r.Word); ok && (v == "-" || isDescriptor(strings.TrimSuffix(v, "-"))) {
 			return
 		}
 	default:
