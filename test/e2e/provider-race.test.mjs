@@ -11,14 +11,25 @@ describe('the provider dialog before its list has loaded', { skip: why || false 
   let browser, server;
   browserAndServer((started) => ({ browser, server } = started));
 
-  /** Opens the dialog with GET /provider held back; returns the dialog and the function that lets the answer through. */
-  async function openHeld(page) {
+  /**
+   * Opens the dialog with GET /provider held back; returns the dialog and the function that lets the
+   * answer through. reshape, when given, rewrites the answer, so a test can see in the page that it
+   * arrived. The route is removed once it has served, so a later open is held by its own route only.
+   */
+  async function openHeld(page, reshape = null) {
     let release;
     const gate = new Promise((r) => (release = r));
-    await page.route(/\/provider$/, async (route) => {
+    const held = async (route) => {
       await gate;
-      await route.continue();
-    });
+      if (reshape) {
+        const answer = await route.fetch();
+        await route.fulfill({ response: answer, json: reshape(await answer.json()) });
+      } else {
+        await route.continue();
+      }
+      await page.unroute(/\/provider$/, held);
+    };
+    await page.route(/\/provider$/, held);
     await page.locator('select[aria-label="Model"]').selectOption('__connect');
     const dialog = page.getByTestId('connect-provider');
     await dialog.waitFor();
@@ -61,13 +72,13 @@ describe('the provider dialog before its list has loaded', { skip: why || false 
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
     // Opened again with the list known: Custom chosen at once stays, whatever the new answer says.
-    const again = await openHeld(page);
+    // The new answer lists the providers in reverse, so the page shows when it has been applied.
+    const again = await openHeld(page, (list) => ({ ...list, all: [...list.all].reverse() }));
+    const options = again.dialog.getByTestId('provider-id').locator('option');
     assert.equal(await again.dialog.getByTestId('provider-id').inputValue(), first);
     await again.dialog.getByTestId('provider-id').selectOption('__custom');
-    const answered = page.waitForResponse(/\/provider$/);
     again.release();
-    await answered;
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await until(async () => (await options.first().getAttribute('value')) !== first, 'the second answer (reversed) applied');
     assert.equal(await again.dialog.getByTestId('provider-id').inputValue(), '__custom');
     assert.deepEqual(page.errors, []);
     await page.context().close();
