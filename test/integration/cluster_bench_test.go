@@ -147,3 +147,39 @@ func BenchmarkClusterEventLatency(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkClusterPrompt is a prompt's round trip: POST /session/{id}/message with the demo model,
+// from sending it until the whole turn is answered. With three nodes it is sent in turn to the node
+// that runs the session (which writes it through the shared log) and to the other two (which
+// forward it to that node), and each is reported apart.
+func BenchmarkClusterPrompt(b *testing.B) {
+	for _, shape := range clusterShapes {
+		b.Run(shape.name, func(b *testing.B) {
+			c := startShape(b, shape.nodes)
+			owner := c.nodes[0]
+			sid := owner.newSession(b)
+			owner.call(b, http.MethodPost, "/session/"+sid+"/message", promptBody("warm up"), http.StatusOK, nil)
+			var atOwner, elsewhere []time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				node := c.nodes[i%len(c.nodes)]
+				sent := time.Now()
+				node.call(b, http.MethodPost, "/session/"+sid+"/message", promptBody(fmt.Sprintf("prompt %d", i)), http.StatusOK, nil)
+				if node == owner {
+					atOwner = append(atOwner, time.Since(sent))
+				} else {
+					elsewhere = append(elsewhere, time.Since(sent))
+				}
+			}
+			b.StopTimer()
+			median := func(d []time.Duration) float64 {
+				slices.Sort(d)
+				return float64(d[len(d)/2]) / float64(time.Millisecond)
+			}
+			b.ReportMetric(median(atOwner), "ms-median-at-owner")
+			if len(elsewhere) > 0 {
+				b.ReportMetric(median(elsewhere), "ms-median-forwarded")
+			}
+		})
+	}
+}
