@@ -26,10 +26,12 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 			return
 		}
 	}
+	// With a length, net/http sends the body as it is instead of in chunks. Both values share one
+	// allocation (the keys are canonical already).
+	vals := make([]string, 2)
+	vals[0], vals[1] = "application/json", strconv.Itoa(len(body))
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	// With a length, net/http sends the body as it is instead of in chunks.
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"], h["Content-Length"] = vals[0:1:1], vals[1:2:2]
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
