@@ -18,8 +18,13 @@ import (
 type encodedJSON []byte
 
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	body, ok := v.(encodedJSON)
-	if !ok {
+	var body []byte
+	switch v := v.(type) {
+	case encodedJSON:
+		body = v
+	case *encodedJSON: // spares a handler's result the conversion to an interface
+		body = *v
+	default:
 		var err error
 		if body, err = json.Marshal(v); err != nil {
 			writeError(w, r, fmt.Errorf("encode response: %w", err))
