@@ -12,11 +12,15 @@ import (
 // header accepts with the highest weight, or "" when the client accepts none of them and the body
 // must be sent as it is. Codings are compared case-insensitively; "*" stands for every coding the
 // header does not name; a weight of 0 refuses a coding; a malformed weight makes its element void.
+// It runs for every response, so it reads the header in place instead of building a table.
 func Choose(header string, offers ...string) string {
-	weights, star, hasStar := parse(header)
+	if strings.TrimSpace(header) == "" {
+		return ""
+	}
+	star, hasStar := starWeight(header)
 	best, bestQ := "", 0.0
 	for _, o := range offers {
-		q, named := weights[strings.ToLower(o)]
+		q, named := weightOf(header, o)
 		if !named {
 			if !hasStar {
 				continue
@@ -35,33 +39,49 @@ func Accepts(header, coding string) bool {
 	return Choose(header, coding) != ""
 }
 
-func parse(header string) (weights map[string]float64, star float64, hasStar bool) {
-	weights = map[string]float64{}
-	for _, elem := range strings.Split(header, ",") {
+// weightOf is the highest weight the header gives coding by name, and whether it names it.
+func weightOf(header, coding string) (q float64, named bool) {
+	for rest := header; rest != ""; {
+		var elem string
+		elem, rest, _ = strings.Cut(rest, ",")
 		name, params, _ := strings.Cut(elem, ";")
-		name = strings.ToLower(strings.TrimSpace(name))
-		if name == "" {
+		name = strings.TrimSpace(name)
+		if name == "" || name == "*" || !strings.EqualFold(name, coding) {
 			continue
 		}
-		q, ok := weight(params)
+		w, ok := weight(params)
 		if !ok {
 			continue
 		}
-		if name == "*" {
-			star, hasStar = q, true
-			continue
-		}
-		if old, seen := weights[name]; !seen || q > old {
-			weights[name] = q
+		if !named || w > q {
+			q, named = w, true
 		}
 	}
-	return weights, star, hasStar
+	return q, named
+}
+
+// starWeight is the weight of the header's last well-formed "*" element.
+func starWeight(header string) (star float64, hasStar bool) {
+	for rest := header; rest != ""; {
+		var elem string
+		elem, rest, _ = strings.Cut(rest, ",")
+		name, params, _ := strings.Cut(elem, ";")
+		if strings.TrimSpace(name) != "*" {
+			continue
+		}
+		if w, ok := weight(params); ok {
+			star, hasStar = w, true
+		}
+	}
+	return star, hasStar
 }
 
 // weight reads the q parameter of one element (1 when absent); ok is false when it is malformed.
 func weight(params string) (q float64, ok bool) {
 	q = 1
-	for _, p := range strings.Split(params, ";") {
+	for rest := params; rest != ""; {
+		var p string
+		p, rest, _ = strings.Cut(rest, ";")
 		k, v, found := strings.Cut(p, "=")
 		if !found || !strings.EqualFold(strings.TrimSpace(k), "q") {
 			continue

@@ -1,6 +1,9 @@
 package contentcoding
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 func TestChoose(t *testing.T) {
 	offers := []string{"br", "gzip"}
@@ -32,5 +35,16 @@ func TestChoose(t *testing.T) {
 func TestAccepts(t *testing.T) {
 	if !Accepts("gzip, br", "gzip") || Accepts("br", "gzip") || Accepts("gzip;q=0", "gzip") {
 		t.Error("Accepts disagrees with the header")
+	}
+}
+
+func TestChooseAllocatesNothing(t *testing.T) {
+	// Every JSON response asks; reading the header must not cost the response allocations.
+	for _, header := range []string{"", "gzip, deflate, br, zstd", "br;q=0.5, gzip;q=0.9, *;q=0.1"} {
+		t.Run("for "+strconv.Quote(header), func(t *testing.T) {
+			if n := testing.AllocsPerRun(100, func() { Choose(header, "br", "gzip") }); n != 0 {
+				t.Errorf("%v allocations per call, want 0", n)
+			}
+		})
 	}
 }

@@ -25,6 +25,13 @@ func TestCredentialChecks(t *testing.T) {
 		{"auth_token without a colon fails", a.CheckToken(b64("tandem")), false},
 		{"auth_token with a wrong password fails", a.CheckToken(b64("tandem:nope")), false},
 		{"auth_token that is not base64 fails", a.CheckToken("!!!"), false},
+		{"the Basic header clients send passes as it is", a.CheckBasicHeader("Basic " + b64("tandem:pa:ss word")), true},
+		{"a Basic header with a wrong password does not", a.CheckBasicHeader("Basic " + b64("tandem:pa:ss wore")), false},
+		{"a Basic header with a wrong user does not", a.CheckBasicHeader("Basic " + b64("tandeM:pa:ss word")), false},
+		{"a Basic header one byte short does not", a.CheckBasicHeader("Basic " + b64("tandem:pa:ss wor")), false},
+		{"another spelling of the scheme is left to Check", a.CheckBasicHeader("basic " + b64("tandem:pa:ss word")), false},
+		{"the password as a bearer token is not a Basic header", a.CheckBasicHeader("Bearer pa:ss word"), false},
+		{"no header is no Basic header", a.CheckBasicHeader(""), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,6 +46,16 @@ func TestDisabledAcceptsAnything(t *testing.T) {
 	a := New(Credentials{Disabled: true})
 	if !a.Disabled() || !a.Check("x", "y") || !a.CheckBearer("z") {
 		t.Fatal("a disabled authority refused a request")
+	}
+}
+
+func TestAUserNameWithAColonHasNoBasicHeader(t *testing.T) {
+	// Basic splits user:password at the first colon, so no client can send this user name; the
+	// header shortcut must not accept what Check refuses.
+	a := New(Credentials{Username: "a:b", Password: "c"})
+	header := "Basic " + base64.StdEncoding.EncodeToString([]byte("a:b:c"))
+	if a.CheckBasicHeader(header) || a.Check("a", "b:c") {
+		t.Fatal("a user name with a colon was accepted")
 	}
 }
 

@@ -108,11 +108,7 @@ func (b binding) bindParams(r *http.Request, v reflect.Value) error {
 				return err
 			}
 		case "query":
-			if query == nil {
-				query = r.URL.Query()
-			}
-			present = query.Has(p.name)
-			raw = query.Get(p.name)
+			raw, present = queryParam(r.URL, p.name, &query)
 		case "header":
 			raw = r.Header.Get(p.name)
 			present = raw != ""
@@ -125,6 +121,45 @@ func (b binding) bindParams(r *http.Request, v reflect.Value) error {
 		}
 	}
 	return nil
+}
+
+// manyPairs is the number of query pairs from which binding parses the query into url.Values once
+// instead of reading it in place for each parameter.
+const manyPairs = 16
+
+// queryParam is the query parameter name as url.Values gives it: its first value, and whether the
+// query has it. Binding runs on every request and most queries are a pair or two, so the raw query
+// is read in place, skipping the pairs url.ParseQuery skips (with a semicolon or a bad escape);
+// a query of many pairs is parsed into *parsed once and looked up there.
+func queryParam(u *url.URL, name string, parsed *url.Values) (string, bool) {
+	raw := u.RawQuery
+	if *parsed == nil && strings.Count(raw, "&") >= manyPairs {
+		*parsed = u.Query()
+	}
+	if *parsed != nil {
+		vs, ok := (*parsed)[name]
+		if len(vs) == 0 {
+			return "", ok
+		}
+		return vs[0], true
+	}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		if k, err := url.QueryUnescape(k); err != nil || k != name {
+			continue
+		}
+		v, err := url.QueryUnescape(v)
+		if err != nil {
+			continue
+		}
+		return v, true
+	}
+	return "", false
 }
 
 // checkID answers 400 for a path parameter that is not a well-formed ID, instead of looking it up.

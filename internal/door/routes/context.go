@@ -9,42 +9,107 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/tandem-dev/tandem/internal/base/errs"
 )
 
 type ctxKey int
 
-const (
-	dirKey ctxKey = iota
-	loggerKey
-)
+const requestKey ctxKey = iota
+
+// requestScope is what the server's middleware learns about a request before the router sees it:
+// its ID, the logger to name it in, and its project directory. One value holds all three, so the
+// middleware adds one context layer per request instead of one per fact (each layer costs a copy
+// of the request and allocations on every call).
+type requestScope struct {
+	base *slog.Logger
+	id   string
+	dir  string
+	// route is the router's context for the request when this layer provides it (see WithLogger).
+	route *chi.Context
+}
+
+// requestCtx is the context layer that carries a requestScope; the scope and the router's
+// context live in the same allocation as the layer.
+type requestCtx struct {
+	context.Context
+	scope requestScope
+	route chi.Context
+	// Room for what the router records about the route it finds (its pattern, up to two path
+	// parameters), which its own pooled contexts would otherwise hold.
+	patterns         [1]string
+	paramKeys, param [2]string
+}
+
+func (c *requestCtx) Value(key any) any {
+	switch key {
+	case requestKey:
+		return &c.scope
+	case chi.RouteCtxKey:
+		if c.scope.route != nil {
+			return c.scope.route
+		}
+	}
+	return c.Context.Value(key)
+}
+
+func scopeOf(ctx context.Context) *requestScope {
+	s, _ := ctx.Value(requestKey).(*requestScope)
+	return s
+}
 
 // WithDirectory scopes a request context to a project directory.
 func WithDirectory(ctx context.Context, dir string) context.Context {
-	return context.WithValue(ctx, dirKey, dir)
+	c := &requestCtx{Context: ctx}
+	if s := scopeOf(ctx); s != nil {
+		c.scope = *s
+	}
+	c.scope.dir = dir
+	return c
+}
+
+// SetDirectory scopes the request of ctx to a project directory in place, when ctx carries the
+// scope WithLogger made for it, and reports whether it did; otherwise the caller derives a context
+// with WithDirectory. Only the middleware calls it, before any handler has seen ctx.
+func SetDirectory(ctx context.Context, dir string) bool {
+	s := scopeOf(ctx)
+	if s == nil {
+		return false
+	}
+	s.dir = dir
+	return true
 }
 
 // DirectoryOf returns the directory a request is scoped to.
 func DirectoryOf(ctx context.Context) string {
-	d, _ := ctx.Value(dirKey).(string)
-	return d
+	if s := scopeOf(ctx); s != nil {
+		return s.dir
+	}
+	return ""
 }
 
-// WithLogger attaches the request's logger: base with the request's ID, made only when something
-// is logged, so that a request that logs nothing costs no logger.
+// WithLogger attaches the request's ID and logger: base with the request's ID, made only when
+// something is logged, so that a request that logs nothing costs no logger. A request that has not
+// been routed yet also gets the router's context here: the router uses the one it finds instead of
+// adding a context layer (and a copy of the request) of its own.
 func WithLogger(ctx context.Context, base *slog.Logger, requestID string) context.Context {
-	return context.WithValue(ctx, loggerKey, requestLogger{base: base, id: requestID})
-}
-
-type requestLogger struct {
-	base *slog.Logger
-	id   string
+	c := &requestCtx{Context: ctx}
+	if s := scopeOf(ctx); s != nil {
+		c.scope = *s
+	}
+	c.scope.base, c.scope.id = base, requestID
+	if c.scope.route == nil && chi.RouteContext(ctx) == nil {
+		c.scope.route = &c.route
+		c.route.RoutePatterns = c.patterns[:0]
+		c.route.URLParams.Keys, c.route.URLParams.Values = c.paramKeys[:0], c.param[:0]
+	}
+	return c
 }
 
 // LoggerOf returns the request's logger.
 func LoggerOf(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey).(requestLogger); ok {
-		return l.base.With("request_id", l.id)
+	if s := scopeOf(ctx); s != nil && s.base != nil {
+		return s.base.With("request_id", s.id)
 	}
 	return slog.New(slog.DiscardHandler)
 }

@@ -18,18 +18,25 @@ import (
 type encodedJSON []byte
 
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	body, ok := v.(encodedJSON)
-	if !ok {
+	var body []byte
+	switch v := v.(type) {
+	case encodedJSON:
+		body = v
+	case *encodedJSON: // spares a handler's result the conversion to an interface
+		body = *v
+	default:
 		var err error
 		if body, err = json.Marshal(v); err != nil {
 			writeError(w, r, fmt.Errorf("encode response: %w", err))
 			return
 		}
 	}
+	// With a length, net/http sends the body as it is instead of in chunks. Both values share one
+	// allocation (the keys are canonical already).
+	vals := make([]string, 2)
+	vals[0], vals[1] = "application/json", strconv.Itoa(len(body))
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	// With a length, net/http sends the body as it is instead of in chunks.
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"], h["Content-Length"] = vals[0:1:1], vals[1:2:2]
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -65,20 +65,19 @@ func op[In, Out any](method, path, opID, summary string, fn func(c *Call, in *In
 	}
 	bind := bindingOf(reflect.TypeFor[In]())
 	o.Handler = func(w http.ResponseWriter, r *http.Request) {
-		c := &Call{W: w, R: r, Dir: DirectoryOf(r.Context())}
-		var in In
-		if err := bind.decode(r, &in); err != nil {
+		x := &exchange[In, Out]{c: Call{W: w, R: r, Dir: DirectoryOf(r.Context())}}
+		if err := bind.decode(r, &x.in); err != nil {
 			writeError(w, r, err)
 			return
 		}
-		if v, ok := any(&in).(interface{ Validate() error }); ok {
+		if v, ok := any(&x.in).(interface{ Validate() error }); ok {
 			if err := v.Validate(); err != nil {
 				writeError(w, r, err)
 				return
 			}
 		}
-		res, err := fn(c, &in)
-		if err != nil {
+		var err error
+		if x.out, err = fn(&x.c, &x.in); err != nil {
 			writeError(w, r, err)
 			return
 		}
@@ -86,9 +85,20 @@ func op[In, Out any](method, path, opID, summary string, fn func(c *Call, in *In
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		writeJSON(w, r, http.StatusOK, res)
+		if body, ok := any(&x.out).(*encodedJSON); ok {
+			writeJSON(w, r, http.StatusOK, body)
+			return
+		}
+		writeJSON(w, r, http.StatusOK, x.out)
 	}
 	return o
+}
+
+// exchange is one call of an operation: the call, its input and its result in one allocation.
+type exchange[In, Out any] struct {
+	c   Call
+	in  In
+	out Out
 }
 
 // raw declares an operation whose handler writes its own response (SSE, WebSocket).

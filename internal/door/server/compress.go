@@ -196,6 +196,9 @@ func (c *compressWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (c *compressWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 func isJSON(contentType string) bool {
+	if contentType == "application/json" { // what the routes set: spared parsing
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		return false

@@ -2,10 +2,11 @@ package server
 
 import (
 	"bufio"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -71,6 +72,9 @@ func authenticate(a *auth.Authority, r *http.Request) (ok bool, presented string
 	if a.Disabled() {
 		return true, ""
 	}
+	if a.CheckBasicHeader(r.Header.Get("Authorization")) {
+		return true, "user name or password"
+	}
 	if user, pass, hasBasic := r.BasicAuth(); hasBasic {
 		return a.Check(user, pass), "user name or password"
 	}
@@ -122,7 +126,12 @@ func (s *Server) allowedHost(hostport string) bool {
 // for those, CORS preflights are answered here, before authentication.
 func (s *Server) originGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Add("Vary", "Origin")
+		if h := w.Header(); h["Vary"] == nil {
+			// Room for the Accept-Encoding that compressJSON adds to JSON answers.
+			h["Vary"] = append(make([]string, 0, 2), "Origin")
+		} else {
+			h.Add("Vary", "Origin")
+		}
 		origin := r.Header.Get("Origin")
 		if origin == "" {
 			next.ServeHTTP(w, r)
@@ -174,7 +183,8 @@ func (s *Server) scope(next http.Handler) http.Handler {
 				query = q.Get("location[directory]") // OpenCode's v2 /api/* routes
 			}
 		}
-		dir, err := routes.ResolveDirectory(query, r.Header.Get("x-opencode-directory"), s.cfg.Directory)
+		// Canonical header keys here and below: another spelling is copied on every call.
+		dir, err := routes.ResolveDirectory(query, r.Header.Get("X-Opencode-Directory"), s.cfg.Directory)
 		if err != nil {
 			if ok, _ := authenticate(s.cfg.Auth, r); !ok {
 				// Say nothing about the file system to a stranger: authentication answers first.
@@ -184,22 +194,25 @@ func (s *Server) scope(next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(routes.WithDirectory(r.Context(), dir)))
+		if !routes.SetDirectory(r.Context(), dir) {
+			r = r.WithContext(routes.WithDirectory(r.Context(), dir))
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
 // observe gives each request an ID and a logger, logs it, and turns a panic into a 500.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reqID := r.Header.Get("X-Request-ID")
+		x := &exchange{rec: statusRecorder{ResponseWriter: w, status: http.StatusOK, upgrade: r.Header.Get("Upgrade") != ""}}
+		reqID := r.Header.Get("X-Request-Id")
 		if reqID == "" || len(reqID) > 64 {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			reqID = hex.EncodeToString(b[:])
+			reqID = newRequestID()
 		}
-		w.Header()["X-Request-Id"] = []string{reqID} // canonical already: Set would allocate the key again
+		x.id[0] = reqID
+		w.Header()["X-Request-Id"] = x.id[:] // canonical already: Set would allocate the key again
 		r = r.WithContext(routes.WithLogger(r.Context(), s.log, reqID))
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, upgrade: r.Header.Get("Upgrade") != ""}
+		rec := &x.rec
 		start := time.Now()
 		defer func() {
 			if p := recover(); p != nil {
@@ -219,6 +232,23 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// exchange is the per-request state observe keeps, in one allocation.
+type exchange struct {
+	rec statusRecorder
+	id  [1]string // the X-Request-Id header's value
+}
+
+// newRequestID makes a request's ID: 64 random bits in hex. It names the request in logs and
+// error references and guards nothing, so it comes from the runtime's per-thread generator
+// (ChaCha8, seeded from the OS), not a system call per request.
+func newRequestID() string {
+	var raw [8]byte
+	var b [16]byte
+	binary.BigEndian.PutUint64(raw[:], rand.Uint64())
+	hex.Encode(b[:], raw[:])
+	return string(b[:])
 }
 
 // statusRecorder remembers the status for the access log. It keeps Flush and Hijack reachable
