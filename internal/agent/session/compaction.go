@@ -223,7 +223,7 @@ func (s *Service) autoCompact(ctx context.Context, ag Agent, prov provider.Provi
 	if msg.Cost != nil {
 		cost = *msg.Cost
 	}
-	return conversation{msgs: next, at: 2, summarized: 2}, *msg.Tokens, cost, nil
+	return conversation{msgs: next, at: 2, summarized: 2, cache: conv.cache}, *msg.Tokens, cost, nil
 }
 
 // summarizeStep asks the model for a summary of history, as the assistant message (summary true,

@@ -41,9 +41,12 @@ type historyPrefix struct {
 	starts     map[string]int     // where each user message still in msgs starts in msgs
 	summarized int                // how many messages at the start of msgs are a compaction's summary
 	count      int                // how many messages are before the cursor
-	created    int64              // the cursor: the first message not covered, by created time
-	id         string             // and then by ID
-	used       uint64
+	// cache keeps the provider encoding of the history's messages from one call to the next; it
+	// goes with the prefix (an edit of the history, an eviction) and is checked message by message.
+	cache   *provider.EncodeCache
+	created int64  // the cursor: the first message not covered, by created time
+	id      string // and then by ID
+	used    uint64
 }
 
 // take removes and returns a session's kept prefix (nil when there is none): a turn owns it while
@@ -92,6 +95,8 @@ type conversation struct {
 	// summarized is how many messages at the start of msgs are a compaction's summary (0 or 2):
 	// the question that stands for the compaction and the summary.
 	summarized int
+	// cache is the session's encoding cache, for the requests the turn makes from msgs.
+	cache *provider.EncodeCache
 }
 
 // history is the provider history of a session up to the user message upTo (see conversation).
@@ -121,7 +126,7 @@ func (h *histories) conversation(ctx context.Context, sessionID, upTo string) (c
 		}
 	}
 	if prefix == nil {
-		prefix = &historyPrefix{users: map[string]bool{}, starts: map[string]int{}}
+		prefix = &historyPrefix{users: map[string]bool{}, starts: map[string]int{}, cache: &provider.EncodeCache{}}
 	}
 	msgs, parts, err := h.db.ListMessages(ctx, store.MessageQuery{SessionID: sessionID, FromCreated: prefix.created, FromID: prefix.id})
 	if err != nil {
@@ -129,10 +134,10 @@ func (h *histories) conversation(ctx context.Context, sessionID, upTo string) (c
 	}
 	// Three-index slice: appending to out never writes into the kept prefix's array.
 	out := prefix.msgs[:len(prefix.msgs):len(prefix.msgs)]
-	starts := make(map[string]int, len(prefix.starts))
-	for u, i := range prefix.starts {
-		starts[u] = i
-	}
+	// The turn owns the prefix it took, so its maps are extended in place rather than copied (a
+	// copy per turn costs what the whole history holds). Once upTo is reached, starts only gains
+	// upTo itself, at len(next.msgs), which is where the next turn puts it again.
+	starts := prefix.starts
 	summarized := prefix.summarized
 	tails := map[string]string{} // compaction user message -> the first message it keeps
 	since := map[string]bool{}   // user messages included after the prefix
@@ -154,12 +159,8 @@ func (h *histories) conversation(ctx context.Context, sessionID, upTo string) (c
 				for u := range since {
 					prefix.users[u] = true
 				}
-				kept := make(map[string]int, len(starts))
-				for u, i := range starts {
-					kept[u] = i
-				}
-				next = &historyPrefix{msgs: out[:len(out):len(out)], users: prefix.users, starts: kept, summarized: summarized,
-					count: prefix.count + i, created: m.Created, id: m.ID}
+				next = &historyPrefix{msgs: out[:len(out):len(out)], users: prefix.users, starts: starts, summarized: summarized,
+					count: prefix.count + i, created: m.Created, id: m.ID, cache: prefix.cache}
 				reached = true
 				at = len(out)
 			}
@@ -189,7 +190,7 @@ func (h *histories) conversation(ctx context.Context, sessionID, upTo string) (c
 	if at < 0 {
 		at = len(out)
 	}
-	return conversation{msgs: out, at: at, summarized: summarized}, nil
+	return conversation{msgs: out, at: at, summarized: summarized, cache: prefix.cache}, nil
 }
 
 // summarize replaces a history by a compaction's summary: the compaction's question (the user

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/tandem-dev/tandem/internal/base/errs"
 	"github.com/tandem-dev/tandem/internal/infra/provider"
+	"github.com/tandem-dev/tandem/internal/infra/provider/providertest"
 	"github.com/tandem-dev/tandem/internal/infra/store"
 	"github.com/tandem-dev/tandem/internal/testenv"
 )
@@ -300,4 +302,106 @@ func TestEditingTheHistoryIsSeenByTheNextTurn(t *testing.T) {
 	if kept[0].Text != edited {
 		t.Fatalf("the first message of the history is %q, want the edited text", kept[0].Text)
 	}
+}
+
+// TestTheModelGetsTheSameRequestWithTheKeptEncodings checks the encoding cache a session's history
+// keeps between turns: over turns with tool calls, an edited part, a deleted part and a revert, the
+// body a provider sends with the session's cache is byte for byte the body it sends without one,
+// and a cache that outlived an edit (one taken before it) does not send the part's old text.
+func TestTheModelGetsTheSameRequestWithTheKeptEncodings(t *testing.T) {
+	ctx := context.Background()
+	s, _, dir := newService(t)
+	llm := providertest.NewOpenAI(t)
+	openai := provider.NewOpenAI(provider.OpenAIOptions{ID: "openai", BaseURL: llm.BaseURL})
+	t.Cleanup(openai.Close)
+	sess, err := s.Create(ctx, dir, CreateInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// send makes one call with the session's history as a turn reads it, with cache, and returns
+	// the body the model received.
+	send := func(conv conversation, cache *provider.EncodeCache) []byte {
+		t.Helper()
+		llm.Add(providertest.Turn{Text: []string{"ok"}})
+		req := provider.Request{Model: "gpt-scripted", System: []string{"system"}, Messages: conv.msgs, Cache: cache}
+		if err := openai.Stream(ctx, req, func(provider.Event) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		reqs := llm.Requests()
+		return reqs[len(reqs)-1].Body
+	}
+	// same reads the history of the last prompt and fails unless the body sent with the session's
+	// cache (and with old, a cache from before, when set) is the body sent without a cache.
+	same := func(what string, old *provider.EncodeCache) conversation {
+		t.Helper()
+		conv, err := s.conversation(ctx, sess.ID, lastUser(t, s, sess.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if conv.cache == nil {
+			t.Fatalf("%s: the history keeps no encoding cache", what)
+		}
+		want := send(conv, nil)
+		for _, cache := range []*provider.EncodeCache{conv.cache, conv.cache, old} {
+			if cache == nil {
+				continue
+			}
+			if got := send(conv, cache); !bytes.Equal(got, want) {
+				t.Fatalf("%s: with the kept encodings the model got\n%s\nwithout them\n%s", what, got, want)
+			}
+		}
+		if n, _ := conv.cache.Len(); n == 0 {
+			t.Fatalf("%s: the cache kept nothing, so the comparison proved nothing", what)
+		}
+		return conv
+	}
+	for _, p := range []string{"the first prompt", "read: missing.txt", "run: echo hi", "the fourth prompt"} {
+		if _, err := s.Prompt(ctx, sess.ID, text(p)); err != nil {
+			t.Fatal(err)
+		}
+		same("after "+p, nil)
+	}
+	before := same("before the edits", nil)
+
+	page, err := s.Messages(ctx, sess.ID, MessagesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := page.Items[0].Parts[0]
+	edited := "the first prompt, edited"
+	first.Text = &edited
+	retry := func(what string, fn func() error) {
+		t.Helper()
+		testenv.Eventually(t, what, func() bool {
+			err := fn()
+			if errs.Is(err, errs.Conflict) {
+				return false // the last turn's runner is still retiring
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return true
+		})
+	}
+	retry("the first prompt is edited", func() error {
+		_, err := s.UpdatePart(ctx, sess.ID, first.MessageID, first.ID, first)
+		return err
+	})
+	after := same("after a stored part changed", before.cache)
+	if body := send(after, before.cache); !bytes.Contains(body, []byte(edited)) || bytes.Contains(body, []byte(`"the first prompt"`)) {
+		t.Fatalf("a cache from before the edit sent the old text: %s", body)
+	}
+	reply := page.Items[3]
+	retry("a part is deleted", func() error {
+		return s.DeletePart(ctx, sess.ID, reply.Info.ID, reply.Parts[len(reply.Parts)-1].ID)
+	})
+	same("after a part was deleted", after.cache)
+	retry("the last turn is reverted", func() error {
+		_, err := s.Revert(ctx, sess.ID, RevertInput{MessageID: page.Items[len(page.Items)-2].Info.ID})
+		return err
+	})
+	if _, err := s.Prompt(ctx, sess.ID, text("a prompt after the revert")); err != nil {
+		t.Fatal(err)
+	}
+	same("after a revert and a new prompt", after.cache)
 }

@@ -197,7 +197,8 @@ func (tr *turnRun) step(n int) (more bool) {
 	parts := []Part{start}
 
 	req := provider.Request{Model: tr.t.input.Model.ModelID, System: tr.system,
-		Messages: tr.s.withAttachments(tr.ag, tr.t.input.Model, tr.dir, history), Tools: tr.specs, Variant: tr.t.input.Model.Variant}
+		Messages: tr.s.withAttachments(tr.ag, tr.t.input.Model, tr.dir, history), Tools: tr.specs, Variant: tr.t.input.Model.Variant,
+		Cache: tr.conv.cache}
 	callErr := st.call(tr.ctx, tr.ag, tr.prov, req)
 	textParts := st.parts()
 	if err := st.closeStreams(tr.keep); err != nil {

@@ -167,7 +167,8 @@ func (b *Bus) Publish(directory, typ string, properties any) error {
 	payload = append(payload, `,"properties":`...)
 	payload = append(payload, props...)
 	payload = append(payload, '}')
-	ev := &Event{ID: evID, Type: typ, Directory: directory, Payload: payload, Global: globalEnvelope(directory, payload)}
+	payload, global := envelopes(directory, payload)
+	ev := &Event{ID: evID, Type: typ, Directory: directory, Payload: payload, Global: global}
 	if b.sink != nil {
 		b.sink(ev)
 		return nil
@@ -183,10 +184,12 @@ func (b *Bus) Publish(directory, typ string, properties any) error {
 	return nil
 }
 
-// globalEnvelope wraps an instance envelope for /global/event. Publish and FromLog both build it
-// here, so an event rebuilt from the log is byte for byte the one its publisher made.
-func globalEnvelope(directory string, payload []byte) []byte {
-	global := make([]byte, 0, len(payload)+len(directory)+32)
+// envelopes wraps an instance envelope for /global/event and returns both, the instance envelope
+// as the part of the global one it is: the replay ring then holds each event's JSON once, not
+// twice (the part is capped, so appending to it never writes into the whole). Publish and FromLog
+// both build them here, so an event rebuilt from the log is byte for byte the one its publisher made.
+func envelopes(directory string, payload []byte) (instance, global []byte) {
+	global = make([]byte, 0, len(payload)+len(directory)+32)
 	global = append(global, '{')
 	if directory != "" {
 		global = append(global, `"directory":`...)
@@ -194,17 +197,20 @@ func globalEnvelope(directory string, payload []byte) []byte {
 		global = append(global, ',')
 	}
 	global = append(global, `"payload":`...)
+	start := len(global)
 	global = append(global, payload...)
+	end := len(global)
 	global = append(global, '}')
-	return global
+	return global[start:end:end], global
 }
 
 // FromLog rebuilds an event from its row in the cluster's log: payload is the instance envelope
 // Publish made (so ID comes from it), and Global is rebuilt the way Publish built it.
 func FromLog(seq uint64, directory, typ string, payload []byte, origin string) *Event {
+	payload, global := envelopes(directory, payload)
 	return &Event{
 		Seq: seq, ID: payloadID(payload), Type: typ, Directory: directory, Origin: origin,
-		Payload: payload, Global: globalEnvelope(directory, payload),
+		Payload: payload, Global: global,
 	}
 }
 

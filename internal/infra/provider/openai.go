@@ -255,72 +255,75 @@ func (p *OpenAI) body(req Request) ([]byte, error) {
 		b = appendJSONString(b, s)
 		b = append(b, '}')
 	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case RoleUser:
-			sep()
-			b = append(b, `{"role":"user","content":`...)
-			images := imagesOf(m)
-			if len(images) == 0 {
-				b = appendJSONString(b, m.Text)
-				b = append(b, '}')
-				continue
+	b, err = req.Cache.encodeMessages(b, "openai-chat", req.Messages, first, p.appendMessage)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, "]}"...), nil
+}
+
+// appendMessage appends one history message as a Chat Completions message, or nothing for an
+// empty assistant turn (an aborted one), which most servers refuse.
+func (p *OpenAI) appendMessage(b []byte, m Message) ([]byte, error) {
+	switch m.Role {
+	case RoleUser:
+		b = append(b, `{"role":"user","content":`...)
+		images := imagesOf(m)
+		if len(images) == 0 {
+			b = appendJSONString(b, m.Text)
+			return append(b, '}'), nil
+		}
+		// With images the content is a list of parts: the text, then each image as a data: URL.
+		b = append(b, '[')
+		if m.Text != "" {
+			b = append(b, `{"type":"text","text":`...)
+			b = appendJSONString(b, m.Text)
+			b = append(b, "},"...)
+		}
+		for i, a := range images {
+			if i > 0 {
+				b = append(b, ',')
 			}
-			// With images the content is a list of parts: the text, then each image as a data: URL.
-			b = append(b, '[')
-			if m.Text != "" {
-				b = append(b, `{"type":"text","text":`...)
-				b = appendJSONString(b, m.Text)
-				b = append(b, "},"...)
-			}
-			for i, a := range images {
+			b = append(b, `{"type":"image_url","image_url":{"url":`...)
+			b = appendJSONString(b, a.DataURL())
+			b = append(b, "}}"...)
+		}
+		return append(b, "]}"...), nil
+	case RoleAssistant:
+		if m.Text == "" && len(m.ToolCalls) == 0 {
+			return b, nil
+		}
+		b = append(b, `{"role":"assistant"`...)
+		if m.Text != "" {
+			b = append(b, `,"content":`...)
+			b = appendJSONString(b, m.Text)
+		}
+		if len(m.ToolCalls) > 0 {
+			b = append(b, `,"tool_calls":[`...)
+			for i, tc := range m.ToolCalls {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = append(b, `{"type":"image_url","image_url":{"url":`...)
-				b = appendJSONString(b, a.DataURL())
+				b = append(b, `{"id":`...)
+				b = appendJSONString(b, tc.ID)
+				b = append(b, `,"type":"function","function":{"name":`...)
+				b = appendJSONString(b, tc.Name)
+				b = append(b, `,"arguments":`...)
+				b = appendJSONString(b, string(inputOrEmpty(tc.Input)))
 				b = append(b, "}}"...)
 			}
-			b = append(b, "]}"...)
-		case RoleAssistant:
-			if m.Text == "" && len(m.ToolCalls) == 0 {
-				continue // an empty assistant turn (an aborted one) is refused by most servers
-			}
-			sep()
-			b = append(b, `{"role":"assistant"`...)
-			if m.Text != "" {
-				b = append(b, `,"content":`...)
-				b = appendJSONString(b, m.Text)
-			}
-			if len(m.ToolCalls) > 0 {
-				b = append(b, `,"tool_calls":[`...)
-				for i, tc := range m.ToolCalls {
-					if i > 0 {
-						b = append(b, ',')
-					}
-					b = append(b, `{"id":`...)
-					b = appendJSONString(b, tc.ID)
-					b = append(b, `,"type":"function","function":{"name":`...)
-					b = appendJSONString(b, tc.Name)
-					b = append(b, `,"arguments":`...)
-					b = appendJSONString(b, string(inputOrEmpty(tc.Input)))
-					b = append(b, "}}"...)
-				}
-				b = append(b, ']')
-			}
-			b = append(b, '}')
-		case RoleTool:
-			sep()
-			b = append(b, `{"role":"tool","tool_call_id":`...)
-			b = appendJSONString(b, m.ToolCallID)
-			b = append(b, `,"content":`...)
-			b = appendJSONString(b, toolResultText(m))
-			b = append(b, '}')
-		default:
-			return nil, &Error{Kind: ErrBadRequest, Provider: p.id, Message: fmt.Sprintf("unknown message role %q", m.Role)}
+			b = append(b, ']')
 		}
+		return append(b, '}'), nil
+	case RoleTool:
+		b = append(b, `{"role":"tool","tool_call_id":`...)
+		b = appendJSONString(b, m.ToolCallID)
+		b = append(b, `,"content":`...)
+		b = appendJSONString(b, toolResultText(m))
+		return append(b, '}'), nil
+	default:
+		return nil, &Error{Kind: ErrBadRequest, Provider: p.id, Message: fmt.Sprintf("unknown message role %q", m.Role)}
 	}
-	return append(b, "]}"...), nil
 }
 
 // appendJSONString appends s as a JSON string, as encoding/json writes it (invalid UTF-8 becomes

@@ -115,6 +115,9 @@ type Request struct {
 	ToolChoice string
 	// ParallelToolCalls false asks for at most one tool call per answer; nil leaves the API's default.
 	ParallelToolCalls *bool
+	// Cache keeps the messages' encodings for the next call of the same conversation (nil: every
+	// message is encoded for each call). It never changes what is sent; see EncodeCache.
+	Cache *EncodeCache
 }
 
 // EventKind says which fields of an Event are set.
