@@ -99,7 +99,7 @@ describe('big sessions in Chromium', { skip: why || false }, () => {
         const opened = await openTimed(page, server, s.id, last.info.id);
         const rendered = await page.locator('[data-testid="msg-user"], [data-testid="msg-assistant"]').count();
         sizes[(i + 1) * 2] = { ...opened, rendered };
-        assert.equal(rendered, Math.min(120, (i + 1) * 2));
+        assert.equal(rendered, Math.min(40, (i + 1) * 2));
         assert.deepEqual(page.errors, []);
         await page.context().close();
       }

@@ -46,7 +46,7 @@ describe('long sessions and the meter', { skip: why || false }, () => {
     await page.context().close();
   });
 
-  test('a long session renders its last messages and the earlier ones on request; a search hit before them is reached', async () => {
+  test('a long session renders its last messages, the earlier ones on scrolling up or on request, and a search hit before them is reached', async () => {
     const { data: s } = await rest(server, 'POST', '/session', {});
     for (let i = 0; i < 70; i++) {
       const sent = await rest(server, 'POST', `/session/${s.id}/message`, { parts: [{ type: 'text', text: `note number ${i}` }], model: { providerID: 'demo', modelID: 'demo' } });
@@ -58,10 +58,23 @@ describe('long sessions and the meter', { skip: why || false }, () => {
     await page.goto(`${server.base}/#/session/${s.id}`);
     await until(async () => (await page.locator('[data-testid="msg-user"]').count()) > 0, 'the conversation');
     const rendered = async () => (await page.locator('[data-testid="msg-user"], [data-testid="msg-assistant"]').count());
-    assert.equal(await rendered(), 120, 'a window of 120 messages');
+    assert.equal(await rendered(), 40, 'a window of 40 messages');
     const more = page.locator('[data-testid="show-earlier"]');
-    assert.match(await more.innerText(), /Show 20 earlier messages \(20 hidden\)/);
-    await more.click();
+    assert.match(await more.innerText(), /Show 40 earlier messages \(100 hidden\)/);
+    // Scrolling up to the start loads the 40 before it, and the message that was first stays where it was.
+    const conversation = page.getByTestId('conversation');
+    const firstShown = page.locator('[data-testid="msg-user"], [data-testid="msg-assistant"]').first();
+    const firstID = await firstShown.getAttribute('data-id');
+    await conversation.evaluate((el) => (el.scrollTop = 0));
+    await until(async () => (await rendered()) === 80, '40 more messages');
+    const stayed = page.locator(`[data-id="${firstID}"]`);
+    const [box, view] = [await stayed.boundingBox(), await conversation.boundingBox()];
+    assert.ok(box.y >= view.y - 1 && box.y < view.y + view.height, `the message read before is still in view (at ${box.y}, view ${view.y}–${view.y + view.height})`);
+    assert.equal(await rendered(), 80, 'one step per scroll to the start');
+    // The button does the same (clicked where it is, without scrolling to it first).
+    await more.dispatchEvent('click');
+    await until(async () => (await rendered()) === 120, '40 more on request');
+    await conversation.evaluate((el) => (el.scrollTop = 0));
     await until(async () => (await rendered()) === 140, 'every message');
     assert.equal(await more.count(), 0);
 

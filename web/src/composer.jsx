@@ -10,6 +10,7 @@ import { sessionChoice, choose, forgetPick } from './choice.js';
 import { ConnectProvider } from './providers.jsx';
 import { takeComposerFocus } from './newsession.js';
 import { Meter } from './meter.jsx';
+import { num } from './format.js';
 import './composer.css';
 
 const CONNECT = '__connect';
@@ -42,7 +43,7 @@ function allCommands() {
 }
 
 /** "[Pasted text #n, 12,345 characters]": where a long paste sits in the text until it is sent. */
-const pasteLabel = (n, text) => `[Pasted text #${n}, ${text.length.toLocaleString('en')} characters]`;
+const pasteLabel = (n, text) => `[Pasted text #${n}, ${num(text.length)} characters]`;
 
 function readAsDataURL(file) {
   return new Promise((resolve, reject) => {
@@ -357,7 +358,7 @@ export function Composer({ sessionID, busy }) {
           {livePastes.map(([n, p]) => (
             <span class="chip" key={'p' + n} data-testid="paste-chip">
               <button type="button" class="ghost" aria-expanded={openPaste === n ? 'true' : 'false'} onClick={() => setOpenPaste(openPaste === n ? null : n)}>
-                Pasted text #{n} · {p.length.toLocaleString('en')} characters
+                Pasted text #{n} · {num(p.length)} characters
               </button>
             </span>
           ))}

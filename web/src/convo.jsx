@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { state, changed, navigate, reportError, toast, saveDraft } from './store.js';
 import { get, post, enc } from './api.js';
 import { Diff } from './diff.jsx';
+import { clock, fullDate } from './format.js';
 import './extras.css';
 
 // ---------- copy ----------
@@ -60,20 +61,12 @@ export function CopyButton({ text, label = 'Copy' }) {
 
 // ---------- time ----------
 
-function clock(ms) {
-  const d = new Date(ms);
-  const now = new Date();
-  const sameDay = d.toDateString() === now.toDateString();
-  const t = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  return sameDay ? t : `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} ${t}`;
-}
-
 /** When a message was sent (or finished), short, with the full date on hover. */
 export function MessageTime({ ms, what = 'Sent' }) {
   if (!ms) return null;
   const d = new Date(ms);
   return (
-    <time class="msg-time" dateTime={d.toISOString()} title={`${what} ${d.toLocaleString()}`} data-testid="msg-time">
+    <time class="msg-time" dateTime={d.toISOString()} title={`${what} ${fullDate(ms)}`} data-testid="msg-time">
       {clock(ms)}
     </time>
   );

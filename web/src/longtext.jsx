@@ -5,6 +5,7 @@
 // 800,000-px column; opened, a text too long to format is shown as it is.
 import { useState } from 'preact/hooks';
 import { renderMarkdown } from './markdown.js';
+import { num } from './format.js';
 import './longtext.css';
 
 /** Characters a prompt shows before "Show all". */
@@ -18,7 +19,7 @@ export const MARKDOWN_LIMIT = 500000;
 function Toggle({ open, setOpen, length }) {
   return (
     <button type="button" class="ghost long-toggle" aria-expanded={open ? 'true' : 'false'} onClick={() => setOpen(!open)} data-testid="long-toggle">
-      {open ? 'Show less' : `Show all ${length.toLocaleString('en')} characters`}
+      {open ? 'Show less' : `Show all ${num(length)} characters`}
     </button>
   );
 }

@@ -3,9 +3,9 @@
 // model's context limit (GET /config/providers), and the session's own cost and tokens, which add
 // up its turns.
 import { state } from './store.js';
+import { num } from './format.js';
 import './meter.css';
 
-const num = (n) => Math.round(n).toLocaleString('en');
 const short = (n) => (n >= 10000 ? `${(n / 1000).toFixed(n >= 100000 ? 0 : 1)}k` : num(n));
 
 function money(c) {

@@ -3,12 +3,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { state, reportError, toast } from './store.js';
 import { get, post, del, enc } from './api.js';
+import { fullDate } from './format.js';
 import './extras.css';
 
 function when(ms) {
   if (!ms) return '';
-  const d = new Date(ms);
-  return d.toLocaleString();
+  return fullDate(ms);
 }
 
 const causeText = { reply: 'answered', timeout: 'timed out', cancel: 'cancelled', grant: 'by a rule' };

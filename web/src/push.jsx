@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, post, del, enc } from './api.js';
 import { state, changed, navigate, toast, reportError } from './store.js';
 import { pushFailure } from './pushmessage.js';
+import { fullDate } from './format.js';
 import './push.css';
 
 const supported = () => typeof navigator !== 'undefined' && 'serviceWorker' in navigator && typeof PushManager !== 'undefined' && typeof Notification !== 'undefined';
@@ -206,7 +207,7 @@ function ago(ms) {
   const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
   if (s < 60) return `${s} s ago`;
   if (s < 3600) return `${Math.round(s / 60)} min ago`;
-  return new Date(ms).toLocaleString();
+  return fullDate(ms);
 }
 
 /** Who answered a request that is no longer pending, from the decision log. */

@@ -22,6 +22,7 @@ import { ShareButton, ShareDialog } from './sharebox.jsx';
 import { newSession } from './newsession.js';
 import { LongText, LongMarkdown } from './longtext.jsx';
 import { AnswerTools, EditButton } from './answer.jsx';
+import { dateOnly } from './format.js';
 import { CopyButton, MessageTime, UserMessageTools, SessionTools, RevertNotice, ChangedFiles, visibleMessages, hiddenByRevert } from './convo.jsx';
 
 // The composer lives in composer.jsx; main.jsx takes it from here with the rest of the session view.
@@ -33,7 +34,7 @@ function ago(ms) {
   if (s < 60) return 'just now';
   if (s < 3600) return `${Math.floor(s / 60)}m ago`;
   if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
-  return new Date(ms).toLocaleDateString();
+  return dateOnly(ms);
 }
 
 export function SessionList({ activeID }) {
@@ -76,8 +77,11 @@ export function SessionList({ activeID }) {
   );
 }
 
-/** How many messages a conversation renders at first; "Show earlier" adds as many again. */
-const WINDOW = 120;
+/**
+ * How many messages a conversation renders at first; scrolling up to its start (or "Show earlier")
+ * adds as many again. Small, so that opening a long session is one short task.
+ */
+const WINDOW = 40;
 
 export function SessionView({ id }) {
   const s = state.sessions[id];
@@ -97,6 +101,14 @@ export function SessionView({ id }) {
   // A long session renders its last WINDOW messages, and more on request (or to reach a search hit).
   const [shown, setShown] = useState(WINDOW);
   const from = Math.max(0, msgs.length - shown);
+  // Where the reader was when earlier messages were added above: the same message stays in view.
+  const keep = useRef(null);
+  const showEarlier = () => {
+    const el = scroller.current;
+    if (el) keep.current = { height: el.scrollHeight, top: el.scrollTop };
+    setShown((n) => n + WINDOW);
+  };
+  const earlierButton = useRef(null);
   const hidden = hiddenByRevert(s, all);
   const err = state.sessionErrors[id];
   const scroller = useRef(null);
@@ -108,6 +120,24 @@ export function SessionView({ id }) {
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   };
   useEffect(toBottom);
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    const k = keep.current;
+    keep.current = null;
+    if (el && k) el.scrollTop = k.top + (el.scrollHeight - k.height);
+  }, [shown]);
+  // Reaching the start of what is rendered loads the messages before it. Observed afresh after
+  // each step, so a screen taller than the added messages keeps filling.
+  useEffect(() => {
+    const button = earlierButton.current;
+    if (!button || !scroller.current) return;
+    const io = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && showEarlier(), {
+      root: scroller.current,
+      rootMargin: '300px 0px 0px 0px',
+    });
+    io.observe(button);
+    return () => io.disconnect();
+  }, [shown, from > 0]);
   useEffect(() => {
     const el = scroller.current;
     if (!el) return;
@@ -248,7 +278,7 @@ export function SessionView({ id }) {
         {m && !m.loaded && msgs.length === 0 && <div class="muted center">Loading…</div>}
         {m?.loaded && msgs.length === 0 && <Empty />}
         {from > 0 && (
-          <button type="button" class="ghost earlier" onClick={() => setShown(shown + WINDOW)} data-testid="show-earlier">
+          <button type="button" class="ghost earlier" onClick={showEarlier} ref={earlierButton} data-testid="show-earlier">
             Show {Math.min(WINDOW, from)} earlier message{Math.min(WINDOW, from) === 1 ? '' : 's'} ({from} hidden)
           </button>
         )}
