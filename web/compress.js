@@ -2,7 +2,7 @@
 // build, so tandem serves compressed bytes without compressing at request time (web/web.go picks
 // one by the request's Accept-Encoding). Both encoders are deterministic at a fixed level and the
 // gzip header carries no time or file name, so web/check-dist.sh still compares byte for byte.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
@@ -17,21 +17,52 @@ function files(dir) {
 }
 
 /**
- * Moves the app's stylesheet from the head to the end of the body: in the head it blocks the first
- * paint until it has arrived, one more round trip on a slow link, while the shell above it needs
- * only its own inline style. The script still runs after the stylesheet has loaded.
+ * Puts the app's script and stylesheet into index.html: on a slow link every request costs a
+ * round trip (562 ms on slow 4G), and the page is usable only once the script has run, so the
+ * script comes with the document instead of one round trip after it. The stylesheet goes into the
+ * head (it is small); the script, a module and so deferred anyway, to the end of the body, so the
+ * shell above it paints while it still arrives. Its dynamic imports (the terminal's chunks) are
+ * made absolute, since an inline script resolves them against the page's address, not /assets/.
+ * The build fails when the script holds text that would end or confuse the element it is put in.
  */
-export function shellFirst() {
+export function inlineEntry() {
+  let outDir;
   return {
-    name: 'tandem-shell-first',
+    name: 'tandem-inline-entry',
     apply: 'build',
-    transformIndexHtml: {
-      order: 'post',
-      handler(html) {
-        const links = html.match(/\s*<link rel="stylesheet"[^>]*>/g) || [];
-        for (const l of links) html = html.replace(l, '');
-        return html.replace('</body>', links.map((l) => l.trim()).join('\n') + '\n  </body>');
-      },
+    configResolved(config) {
+      outDir = path.resolve(config.root, config.build.outDir);
+    },
+    // After the bundle is final (Vite's own rewrites done) and written, before precompress.
+    writeBundle(_, bundle) {
+      const file = (name) => path.join(outDir, name);
+      let html = readFileSync(file('index.html'), 'utf8');
+      const entry = Object.values(bundle).find((c) => c.type === 'chunk' && c.isEntry);
+      let code = entry.code;
+      for (const dyn of entry.dynamicImports) {
+        const rel = 'import(`./' + path.posix.basename(dyn) + '`)';
+        code = code.split(rel).join('import(`/' + dyn + '`)');
+      }
+      if (/import\(`\.\//.test(code)) throw new Error('inline entry: a relative dynamic import is left');
+      // What would end the element or change how the HTML parser reads it, written as the HTML
+      // standard advises for inline scripts: "<" as \x3C, which the minified code holds only in
+      // string and regular expression literals (marked's and highlight.js's HTML rules), where it
+      // means the same. After a backslash it would not, so that fails the build.
+      if (/\\(<\/script|<!--|<script)/i.test(code)) throw new Error('inline entry: an escaped <script, </script or <!-- cannot be rewritten');
+      code = code.replace(/<(\/script|!--|script)/gi, '\\x3C$1');
+      const tag = `<script type="module" crossorigin src="/${entry.fileName}"></script>`;
+      if (!html.includes(tag)) throw new Error(`inline entry: index.html has no ${tag}`);
+      html = html.replace(tag, '').replace('</body>', () => `<script type="module">${code}</script>\n  </body>`);
+      unlinkSync(file(entry.fileName));
+      for (const css of entry.viteMetadata?.importedCss || []) {
+        const link = `<link rel="stylesheet" crossorigin href="/${css}">`;
+        const text = readFileSync(file(css), 'utf8');
+        if (!html.includes(link)) throw new Error(`inline entry: index.html has no ${link}`);
+        if (/<\/style/i.test(text)) throw new Error('inline entry: the stylesheet holds </style');
+        html = html.replace(link, '').replace('</head>', () => `<style>${text}</style>\n  </head>`);
+        unlinkSync(file(css));
+      }
+      writeFileSync(file('index.html'), html);
     },
   };
 }

@@ -1,11 +1,11 @@
 import { defineConfig } from 'vite';
-import precompress, { shellFirst } from './compress.js';
+import precompress, { inlineEntry } from './compress.js';
 
 // The build output is committed and CI rebuilds it to compare byte for byte,
 // so nothing here may depend on time, paths or the machine.
 export default defineConfig({
   base: '/',
-  plugins: [shellFirst(), precompress()],
+  plugins: [inlineEntry(), precompress()],
   oxc: {
     jsx: { runtime: 'automatic', importSource: 'preact' },
   },

@@ -5,11 +5,14 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"embed"
+	"encoding/json"
 	"io/fs"
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,11 +52,18 @@ func contentType(name string) string {
 	return "application/octet-stream"
 }
 
+// Snapshot returns the first screen's data for a request for the UI's page, as a JSON object
+// (the answers of the API's GETs the app makes at start, by path), or nil: always nil unless the
+// request is signed in. The page carries it so that the app shows the inbox without first asking
+// for it, one round trip less on a slow link.
+type Snapshot func(r *http.Request) []byte
+
 // Handler serves the UI at "/" (index.html) and "/assets/*" and nothing else,
 // since every other path belongs to the API. Mount it on exactly those paths.
 // notFound answers for paths the UI does not have; nil is net/http's plain 404. tandem passes its
-// JSON error writer, so every error it writes has the one shape.
-func Handler(notFound http.Handler) http.Handler {
+// JSON error writer, so every error it writes has the one shape. snapshot (may be nil) fills the
+// page at "/" for a signed-in request.
+func Handler(notFound http.Handler, snapshot Snapshot) http.Handler {
 	sub, err := fs.Sub(dist, "dist")
 	if err != nil {
 		panic("web: embedded dist is missing: " + err.Error())
@@ -62,16 +72,22 @@ func Handler(notFound http.Handler) http.Handler {
 	if err != nil {
 		panic("web: embedded dist has no index.html; run npm ci && npm run build in web/")
 	}
+	page, err := readPage(index)
+	if err != nil {
+		panic("web: embedded index.html: " + err.Error())
+	}
 	if notFound == nil {
 		notFound = http.NotFoundHandler()
 	}
-	return &handler{files: sub, index: index, notFound: notFound}
+	return &handler{files: sub, index: index, page: page, notFound: notFound, snapshot: snapshot}
 }
 
 type handler struct {
 	files    fs.FS
 	index    []byte
+	page     page
 	notFound http.Handler
+	snapshot Snapshot
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -80,24 +96,64 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	setSecurityHeaders(w, r)
+	setSecurityHeaders(w, r, h.page.scriptHashes)
 	switch {
-	case r.URL.Path == "/" || r.URL.Path == "/index.html" || r.URL.Path == PairPage || IsSharePage(r.URL.Path):
+	case r.URL.Path == "/" || r.URL.Path == "/index.html":
+		// Revalidated, so a new build is seen at once; private and varying by the credentials,
+		// since a signed-in page carries that user's data (never kept by a shared cache).
+		w.Header().Set("Vary", "Cookie")
+		const cache = "private, no-cache"
+		if r.Method == http.MethodGet && h.snapshot != nil {
+			if snap := h.snapshot(r); snap != nil && json.Valid(snap) {
+				h.serveWithSnapshot(w, r, snap, cache)
+				return
+			}
+		}
+		h.serveFile(w, r, "index.html", cache)
+	case r.URL.Path == PairPage || IsSharePage(r.URL.Path):
 		if IsSharePage(r.URL.Path) {
 			// The link's token is in the path: never hand it to another site.
 			w.Header().Set("Referrer-Policy", "no-referrer")
 		}
-		cache := "no-cache" // revalidated, so a new build's asset names are seen at once
-		if IsSharePage(r.URL.Path) || r.URL.Path == PairPage {
-			cache = "no-store"
-		}
-		h.serveFile(w, r, "index.html", cache)
+		h.serveFile(w, r, "index.html", "no-store")
 	case strings.HasPrefix(r.URL.Path, "/assets/"):
 		h.serveAsset(w, r)
 	case IsAppFile(r.URL.Path):
 		h.serveAppFile(w, r)
 	default:
 		h.notFound.ServeHTTP(w, r)
+	}
+}
+
+// DataElementID is the id of the JSON script element that carries the snapshot in the page; the
+// app reads it (web/src/store.js) and index.html's first script looks for it.
+const DataElementID = "tandem-data"
+
+// serveWithSnapshot serves index.html with snap in it, right before the page's first inline
+// script (which opens the event stream when it sees the data). The JSON is written with <, > and
+// & as \u escapes, so no text in it can end the element. The page is compressed here, once per
+// request, since its bytes differ every time.
+func (h *handler) serveWithSnapshot(w http.ResponseWriter, r *http.Request, snap []byte, cache string) {
+	var doc bytes.Buffer
+	doc.Grow(len(h.index) + len(snap) + 128)
+	doc.Write(h.index[:h.page.dataAt])
+	doc.WriteString(`<script type="application/json" id="` + DataElementID + `">`)
+	json.HTMLEscape(&doc, snap)
+	doc.WriteString("</script>\n    ")
+	doc.Write(h.index[h.page.dataAt:])
+	hdr := w.Header()
+	hdr.Set("Content-Type", contentType("index.html"))
+	hdr.Set("Cache-Control", cache)
+	hdr.Add("Vary", "Accept-Encoding")
+	if !contentcoding.Accepts(r.Header.Get("Accept-Encoding"), "gzip") {
+		hdr.Set("Content-Length", strconv.Itoa(doc.Len()))
+		_, _ = w.Write(doc.Bytes())
+		return
+	}
+	hdr.Set("Content-Encoding", "gzip")
+	zw := gzip.NewWriter(w)
+	if _, err := zw.Write(doc.Bytes()); err == nil {
+		_ = zw.Close()
 	}
 }
 
@@ -184,18 +240,22 @@ func isEncodedCopy(name string) bool {
 	return false
 }
 
-// setSecurityHeaders forbids inline scripts, foreign connections and framing.
-// Inline styles stay allowed because xterm.js sizes its rows with <style>
-// elements it creates at run time; scripts never are.
-func setSecurityHeaders(w http.ResponseWriter, r *http.Request) {
+// setSecurityHeaders forbids inline scripts other than the page's own (allowed by their hashes),
+// foreign connections and framing. Inline styles stay allowed because xterm.js sizes its rows with
+// <style> elements it creates at run time; scripts never are.
+func setSecurityHeaders(w http.ResponseWriter, r *http.Request, scriptHashes []string) {
 	connect := "'self'"
 	if host := r.Host; host != "" && !strings.ContainsAny(host, " ;,'\"\t\r\n") {
 		connect += " ws://" + host + " wss://" + host
 	}
+	script := "script-src 'self'"
+	for _, h := range scriptHashes {
+		script += " '" + h + "'"
+	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", strings.Join([]string{
 		"default-src 'self'",
-		"script-src 'self'",
+		script,
 		"style-src 'self' 'unsafe-inline'",
 		"img-src 'self' data:",
 		"font-src 'self' data:",

@@ -3,14 +3,21 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"golang.org/x/net/html"
 )
 
 func get(t *testing.T, srv *httptest.Server, path string) (*http.Response, string) {
@@ -28,7 +35,7 @@ func get(t *testing.T, srv *httptest.Server, path string) (*http.Response, strin
 }
 
 func TestHandlerServesIndexAndItsAssetsFromTheEmbeddedBuild(t *testing.T) {
-	srv := httptest.NewServer(Handler(nil))
+	srv := httptest.NewServer(Handler(nil, nil))
 	defer srv.Close()
 
 	res, index := get(t, srv, "/")
@@ -37,7 +44,7 @@ func TestHandlerServesIndexAndItsAssetsFromTheEmbeddedBuild(t *testing.T) {
 	}
 	for header, want := range map[string]string{
 		"Content-Type":           "text/html; charset=utf-8",
-		"Cache-Control":          "no-cache",
+		"Cache-Control":          "private, no-cache",
 		"X-Content-Type-Options": "nosniff",
 	} {
 		if got := res.Header.Get(header); got != want {
@@ -53,17 +60,29 @@ func TestHandlerServesIndexAndItsAssetsFromTheEmbeddedBuild(t *testing.T) {
 	if strings.Contains(csp, "unsafe-eval") || strings.Contains(strings.Split(csp, "style-src")[0], "unsafe-inline") {
 		t.Errorf("CSP allows inline or eval'd scripts: %q", csp)
 	}
-	if regexp.MustCompile(`<script(?:\s[^>]*)?>\s*[^<\s]`).MatchString(index) {
-		t.Errorf("index.html has an inline script")
+	// The page's own inline scripts (the bootstrap and the app) run by their hashes, and nothing
+	// else inline does: every one the page holds is in the CSP, and the CSP names no other.
+	inline := regexp.MustCompile(`(?s)<script(?:\s[^>]*)?>(.*?)</script>`).FindAllStringSubmatch(index, -1)
+	if len(inline) != 2 {
+		t.Fatalf("index.html has %d inline scripts, want the bootstrap and the app", len(inline))
+	}
+	for _, m := range inline {
+		sum := sha256.Sum256([]byte(m[1]))
+		if h := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; !strings.Contains(csp, "script-src 'self' ") || !strings.Contains(csp, h) {
+			t.Errorf("CSP %q does not allow the inline script %.60q… (%s)", csp, m[1], h)
+		}
+	}
+	if n := strings.Count(csp, "'sha256-"); n != len(inline) {
+		t.Errorf("CSP names %d hashes for %d inline scripts", n, len(inline))
 	}
 
-	assets := regexp.MustCompile(`(?:src|href)="(/assets/[^"]+)"`).FindAllStringSubmatch(index, -1)
+	assets := regexp.MustCompile(`(?:src|href)="(/assets/[^"]+)"|import\(`+"`"+`(/assets/[^`+"`"+`]+)`).FindAllStringSubmatch(index, -1)
 	if len(assets) == 0 {
 		t.Fatalf("index.html references no assets:\n%s", index)
 	}
 	wantType := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
 	for _, m := range assets {
-		path := m[1]
+		path := m[1] + m[2]
 		t.Run("serves "+path, func(t *testing.T) {
 			res, body := get(t, srv, path)
 			if res.StatusCode != http.StatusOK || len(body) == 0 {
@@ -82,7 +101,7 @@ func TestHandlerServesIndexAndItsAssetsFromTheEmbeddedBuild(t *testing.T) {
 }
 
 func TestHandlerRefusesWhatIsNotTheUI(t *testing.T) {
-	srv := httptest.NewServer(Handler(nil))
+	srv := httptest.NewServer(Handler(nil, nil))
 	defer srv.Close()
 	for _, tc := range []struct {
 		name, path string
@@ -120,7 +139,7 @@ func TestAMissingAssetIsAnsweredByTheGivenNotFoundHandler(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(`{"name":"NotFoundError"}`))
-	})))
+	}), nil))
 	defer srv.Close()
 	for _, path := range []string{"/assets/missing.js", "/nowhere"} {
 		res, err := http.Get(srv.URL + path)
@@ -135,7 +154,7 @@ func TestAMissingAssetIsAnsweredByTheGivenNotFoundHandler(t *testing.T) {
 }
 
 func TestHandlerServesTheInstallableAppFiles(t *testing.T) {
-	srv := httptest.NewServer(Handler(nil))
+	srv := httptest.NewServer(Handler(nil, nil))
 	defer srv.Close()
 
 	_, index := get(t, srv, "/")
@@ -194,12 +213,13 @@ func getRaw(t *testing.T, srv *httptest.Server, path, acceptEncoding string) (*h
 }
 
 func TestAssetsAreSentPrecompressedInTheCodingTheClientPrefers(t *testing.T) {
-	srv := httptest.NewServer(Handler(nil))
+	srv := httptest.NewServer(Handler(nil, nil))
 	defer srv.Close()
 	_, index := get(t, srv, "/")
-	script := regexp.MustCompile(`src="(/assets/[^"]+\.js)"`).FindStringSubmatch(index)
+	// The app's own script is in the page; the terminal's, loaded when it opens, is a file.
+	script := regexp.MustCompile("import\\(`(/assets/[^`]+\\.js)`\\)").FindStringSubmatch(index)
 	if script == nil {
-		t.Fatalf("index.html has no script:\n%s", index)
+		t.Fatalf("index.html imports no script file")
 	}
 	plainRes, plain := getRaw(t, srv, script[1], "identity")
 	if plainRes.Header.Get("Content-Encoding") != "" || len(plain) == 0 {
@@ -257,5 +277,120 @@ func TestEveryPrecompressedCopyHasItsOriginal(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestThePageCarriesTheSnapshotOnlyWhereAndWhenItIsGiven(t *testing.T) {
+	// A stand-in for the server's snapshot: the one for a "signed-in" cookie holds a title that
+	// would end the element and run a script if it were written as it is.
+	const title = `</script><script>alert(1)</script><!--`
+	var asked atomic.Int32
+	snapshot := func(r *http.Request) []byte {
+		asked.Add(1)
+		if c, err := r.Cookie("who"); err != nil || c.Value != "signed-in" {
+			return nil
+		}
+		b, err := json.Marshal(map[string]any{"/session": []map[string]string{{"id": "ses_1", "title": title}}})
+		if err != nil {
+			t.Error(err)
+		}
+		return b
+	}
+	srv := httptest.NewServer(Handler(nil, snapshot))
+	defer srv.Close()
+	fetch := func(t *testing.T, method, path, cookie, acceptEncoding string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: "who", Value: cookie})
+		}
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+		res, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var r io.Reader = res.Body
+		if res.Header.Get("Content-Encoding") == "gzip" {
+			if r, err = gzip.NewReader(res.Body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		body, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, string(body)
+	}
+	// data is the text of the page's JSON element, read by a real HTML parser as a browser would.
+	data := func(t *testing.T, page string) (string, bool) {
+		t.Helper()
+		doc, err := html.Parse(strings.NewReader(page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range doc.Descendants() {
+			if n.Type == html.ElementNode && n.Data == "script" {
+				for _, a := range n.Attr {
+					if a.Key == "id" && a.Val == DataElementID && n.FirstChild != nil {
+						return n.FirstChild.Data, true
+					}
+				}
+			}
+		}
+		return "", false
+	}
+
+	for _, enc := range []string{"gzip, deflate, br", ""} {
+		t.Run("a signed-in page carries the snapshot, escaped, before the bootstrap; Accept-Encoding "+strconv.Quote(enc), func(t *testing.T) {
+			res, page := fetch(t, http.MethodGet, "/", "signed-in", enc)
+			if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "private, no-cache" || !strings.Contains(strings.Join(res.Header.Values("Vary"), ","), "Cookie") {
+				t.Fatalf("GET / = %d, Cache-Control %q, Vary %q", res.StatusCode, res.Header.Get("Cache-Control"), res.Header.Values("Vary"))
+			}
+			if want := map[string]string{"gzip, deflate, br": "gzip", "": ""}[enc]; res.Header.Get("Content-Encoding") != want {
+				t.Errorf("Content-Encoding = %q, want %q", res.Header.Get("Content-Encoding"), want)
+			}
+			text, ok := data(t, page)
+			if !ok {
+				t.Fatalf("no #%s in the page", DataElementID)
+			}
+			var snap map[string][]map[string]string
+			if err := json.Unmarshal([]byte(text), &snap); err != nil || snap["/session"][0]["title"] != title {
+				t.Errorf("the page's data %q (%v) does not hold the title", text, err)
+			}
+			if strings.Contains(page, "alert(1)</script>") || strings.Count(page, "<script") != 3 {
+				t.Errorf("the title escaped the element: %d <script in the page", strings.Count(page, "<script"))
+			}
+			if strings.Index(page, DataElementID) > strings.Index(page, "__tandemBoot") {
+				t.Errorf("the data comes after the bootstrap that looks for it")
+			}
+		})
+	}
+
+	for _, tc := range []struct{ name, method, path, cookie string }{
+		{"a page without the cookie carries none", http.MethodGet, "/", ""},
+		{"a page with another cookie carries none", http.MethodGet, "/", "someone-else"},
+		{"a HEAD builds none", http.MethodHead, "/", "signed-in"},
+		{"the pairing page carries none", http.MethodGet, PairPage, "signed-in"},
+		{"a shared page carries none", http.MethodGet, "/s/tok", "signed-in"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := asked.Load()
+			res, page := fetch(t, tc.method, tc.path, tc.cookie, "")
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("%s %s = %d", tc.method, tc.path, res.StatusCode)
+			}
+			if _, ok := data(t, page); ok {
+				t.Errorf("%s carries a snapshot", tc.path)
+			}
+			if tc.path != "/" || tc.method == http.MethodHead {
+				if asked.Load() != before {
+					t.Errorf("%s %s asked for a snapshot", tc.method, tc.path)
+				}
+			}
+		})
 	}
 }

@@ -392,9 +392,17 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	m.acpHTTP, m.stopACP = acp, acp.Close
 	undo.push(m.stopACP)
 
+	// The UI's page carries the first screen's data for a signed-in browser, read through the
+	// server's own routes (it exists once Listen returns, before anything is served).
+	var served atomic.Pointer[server.Server]
 	ui := web.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		routes.WriteError(w, r, notFoundRoute(r))
-	}))
+	}), func(r *http.Request) []byte {
+		if s := served.Load(); s != nil {
+			return s.Snapshot(r)
+		}
+		return nil
+	})
 	// A headless server still serves the pages of its read-only links: they are its own output.
 	fallback := uiPages(ui, false)
 	if o.Web {
@@ -407,6 +415,7 @@ func Start(ctx context.Context, o Options) (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
+	served.Store(m.srv)
 	url := m.srv.URL()
 	m.webBase.Store(&url)
 	m.srv.Serve()

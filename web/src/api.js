@@ -23,9 +23,17 @@ export async function api(method, path, body) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body ?? {});
   }
+  return answer(fetch(path, init));
+}
+
+/**
+ * The answer of a request already sent (the page's first question, sent by index.html before
+ * this script arrived), read as api() reads its own: JSON, and an ApiError when it failed.
+ */
+export async function answer(sent) {
   let res;
   try {
-    res = await fetch(path, init);
+    res = await sent;
   } catch (e) {
     throw new ApiError(0, 'NetworkError', 'Cannot reach the server: ' + e.message);
   }

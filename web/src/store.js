@@ -2,7 +2,7 @@
 // them. Components re-render from `state` when `version` moves; updates are
 // batched per animation frame so streaming deltas stay cheap.
 import { useEffect, useState } from 'preact/hooks';
-import { api, get, post, patch, del, enc, onUnauthorized, ApiError } from './api.js';
+import { api, answer, get, post, patch, del, enc, onUnauthorized, ApiError } from './api.js';
 
 export const state = {
   auth: 'unknown', // unknown | ok | login
@@ -56,8 +56,12 @@ export function changed() {
 /** Subscribes the calling component to every state change. */
 export function useStore() {
   const [, set] = useState(0);
+  const rendered = version;
   useEffect(() => {
     listeners.add(set);
+    // A change flushed before this subscribed (the page's own early answers, already there when
+    // the app starts) is shown too.
+    if (version !== rendered) set(version);
     return () => listeners.delete(set);
   }, []);
   return state;
@@ -136,33 +140,46 @@ async function optional(path, fallback) {
   }
 }
 
+/** What the UI shows at first, by the path it is read from, with what stands in when it fails. */
+const snapshotPaths = [
+  ['/session', null],
+  ['/session/status', {}],
+  ['/permission', []],
+  ['/question', []],
+  ['/mcp/elicitation', []],
+  ['/agent', []],
+  ['/config/providers', { providers: [], default: {} }],
+  ['/pty', []],
+  ['/mcp', {}],
+];
+
 /** Refetches everything the UI shows: at start and after a `resync`. */
 export async function loadAll() {
-  const [sessions, status, perms, questions, elic, agents, providers, ptys, mcp] = await Promise.all([
-    get('/session'),
-    optional('/session/status', {}),
-    optional('/permission', []),
-    optional('/question', []),
-    optional('/mcp/elicitation', []),
-    optional('/agent', []),
-    optional('/config/providers', { providers: [], default: {} }),
-    optional('/pty', []),
-    optional('/mcp', {}),
-  ]);
+  const answers = await Promise.all(snapshotPaths.map(([path, fallback]) => (fallback === null ? get(path) : optional(path, fallback))));
+  await applySnapshot(Object.fromEntries(snapshotPaths.map(([path], i) => [path, answers[i]])));
+}
+
+/**
+ * Shows a snapshot: the answers of snapshotPaths by path, fetched by loadAll or put into the page
+ * by the server (a path it could not read is missing and gets its stand-in).
+ */
+async function applySnapshot(snap) {
+  const at = (path) => snap[path] ?? snapshotPaths.find(([p]) => p === path)[1];
   state.auth = 'ok';
-  state.sessions = byId(sessions);
-  state.status = status || {};
-  state.permissions = byId(perms);
-  state.questions = byId(questions);
-  state.elicitations = byId(elic);
-  state.agents = (agents || []).filter((a) => a.mode !== 'subagent' && !a.hidden);
-  state.providers = providers || { providers: [], default: {} };
-  state.ptys = byId(ptys);
-  state.mcp = mcp || {};
+  state.sessions = byId(at('/session') || []);
+  state.status = at('/session/status') || {};
+  state.permissions = byId(at('/permission'));
+  state.questions = byId(at('/question'));
+  state.elicitations = byId(at('/mcp/elicitation'));
+  state.agents = (at('/agent') || []).filter((a) => a.mode !== 'subagent' && !a.hidden);
+  state.providers = at('/config/providers') || { providers: [], default: {} };
+  state.ptys = byId(at('/pty'));
+  state.mcp = at('/mcp') || {};
   pickComposerDefaults();
   if (pendingList().length) state.pendingOpen = true;
   const cur = state.route.view === 'session' ? state.route.id : null;
   for (const sid of Object.keys(state.messages)) if (sid !== cur) delete state.messages[sid];
+  changed();
   if (cur) await loadMessages(cur, true);
   loadMcpTools();
   changed();
@@ -272,11 +289,15 @@ let retryTimer = null;
 let retryDelay = 1000;
 let freshConnection = true;
 
-export function openEvents() {
+/**
+ * Opens the event stream, or takes over the one index.html opened before this script arrived
+ * (early: { es, buf }), replaying the events it kept meanwhile.
+ */
+export function openEvents(early) {
   closeEvents();
   freshConnection = true;
   state.conn = state.conn === 'live' ? 'reconnecting' : 'connecting';
-  es = new EventSource('/event');
+  es = early?.es || new EventSource('/event');
   es.onmessage = (ev) => {
     lastFrame = Date.now();
     let msg;
@@ -298,6 +319,10 @@ export function openEvents() {
     }
   };
   lastFrame = Date.now();
+  if (early?.es) {
+    for (const ev of early.buf) es.onmessage(ev);
+    if (es.readyState === EventSource.CLOSED) return scheduleReconnect();
+  }
   watchdog = setInterval(() => {
     // Heartbeats come every 10 s; silence for 30 s means a dead connection.
     if (Date.now() - lastFrame > 30000) scheduleReconnect();
@@ -706,9 +731,41 @@ export function saveDraft(sessionID, text) {
   }
 }
 
-export async function start() {
+/**
+ * The first screen's data the server put into the page (signed in only), read once: the element
+ * goes, so nothing reads a stale copy later.
+ */
+function bootData() {
+  const el = document.getElementById('tandem-data');
+  if (!el) return null;
+  el.remove();
   try {
-    await get('/session/status');
+    const snap = JSON.parse(el.textContent);
+    return snap && typeof snap === 'object' && Array.isArray(snap['/session']) ? snap : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Signs in and goes live. The page may have started both already (index.html): with the server's
+ * snapshot the UI shows at once, and the stream's first `server.connected` fetches everything
+ * again, so what happened between the snapshot and the stream is not lost.
+ */
+export async function start() {
+  const early = window.__tandemBoot || {};
+  window.__tandemBoot = null;
+  const snap = bootData();
+  if (snap) {
+    // The snapshot first: the events kept since are newer and go on top of it.
+    const shown = applySnapshot(snap);
+    openEvents(early);
+    shown.catch(reportError);
+    return;
+  }
+  early.es?.close();
+  try {
+    await (early.status ? answer(early.status) : get('/session/status'));
     state.auth = 'ok';
     openEvents();
   } catch (e) {
