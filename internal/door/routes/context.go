@@ -98,7 +98,10 @@ func WithLogger(ctx context.Context, base *slog.Logger, requestID string) contex
 		c.scope = *s
 	}
 	c.scope.base, c.scope.id = base, requestID
-	if c.scope.route == nil && chi.RouteContext(ctx) == nil {
+	// An outer scope's router context is its own request's: a request made inside another (the
+	// page's snapshot GETs, several at once) must never route through it.
+	c.scope.route = nil
+	if chi.RouteContext(ctx) == nil {
 		c.scope.route = &c.route
 		c.route.RoutePatterns = c.patterns[:0]
 		c.route.URLParams.Keys, c.route.URLParams.Values = c.paramKeys[:0], c.param[:0]
