@@ -14,22 +14,19 @@ describe('the provider dialog before its list has loaded', { skip: why || false 
   /**
    * Opens the dialog with GET /provider held back; returns the dialog and the function that lets the
    * answer through. reshape, when given, rewrites the answer, so a test can see in the page that it
-   * arrived. The route is removed once it has served, so a later open is held by its own route only.
+   * arrived. The route replaces any earlier one and serves every GET /provider until the next open
+   * (the dialog asks again if it is drawn anew), each held until release and reshaped alike.
    */
   async function openHeld(page, reshape = null) {
     let release;
     const gate = new Promise((r) => (release = r));
-    const held = async (route) => {
+    await page.unrouteAll({ behavior: 'wait' });
+    await page.route(/\/provider$/, async (route) => {
       await gate;
-      if (reshape) {
-        const answer = await route.fetch();
-        await route.fulfill({ response: answer, json: reshape(await answer.json()) });
-      } else {
-        await route.continue();
-      }
-      await page.unroute(/\/provider$/, held);
-    };
-    await page.route(/\/provider$/, held);
+      if (!reshape) return route.continue();
+      const answer = await route.fetch();
+      await route.fulfill({ response: answer, json: reshape(await answer.json()) });
+    });
     await page.locator('select[aria-label="Model"]').selectOption('__connect');
     const dialog = page.getByTestId('connect-provider');
     await dialog.waitFor();
