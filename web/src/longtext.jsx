@@ -3,8 +3,7 @@
 // answer as long (a model that echoes the paste, a dumped file) does the same: only its start is
 // turned into Markdown, so a 6 MB answer neither blocks the page for seconds nor becomes a
 // 800,000-px column; opened, a text too long to format is shown as it is.
-import { useState } from 'preact/hooks';
-import { renderMarkdown } from './markdown.js';
+import { useEffect, useState } from 'preact/hooks';
 import { num } from './format.js';
 import './longtext.css';
 
@@ -35,13 +34,52 @@ export function LongText({ text }) {
   );
 }
 
+let renderer = null;
+let loading = null;
+
+/**
+ * Loads the Markdown renderer. marked and highlight.js are most of the app's script and the first
+ * screen (the inbox, the composer) needs neither, so they are a chunk of their own, which the page
+ * starts fetching from its head (a modulepreload link the build adds); an answer drawn before it
+ * is there shows as plain text for that moment. A failed load is tried again by the next answer.
+ */
+export function loadMarkdown() {
+  loading ??= import('./markdown.js').then(
+    (m) => (renderer = m.renderMarkdown),
+    (e) => {
+      loading = null;
+      throw e;
+    },
+  );
+  return loading;
+}
+
+/** The Markdown renderer, or null until it has loaded (the caller is drawn again then). */
+function useRenderer() {
+  const [render, setRender] = useState(() => renderer);
+  useEffect(() => {
+    if (render) return;
+    let live = true;
+    loadMarkdown().then(
+      (r) => live && setRender(() => r),
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  return render;
+}
+
 /** An answer's text as Markdown; past LONG_ANSWER characters, its start and "Show all". */
 export function LongMarkdown({ text }) {
   const [open, setOpen] = useState(false);
-  if (text.length <= LONG_ANSWER) return <div class="md" dangerouslySetInnerHTML={{ __html: renderMarkdown(text) }} />;
+  const render = useRenderer();
+  const md = (src) => (render ? <div class="md" dangerouslySetInnerHTML={{ __html: render(src) }} /> : <div class="md md-plain">{src}</div>);
+  if (text.length <= LONG_ANSWER) return md(text);
   let body;
-  if (!open) body = <div class="md" dangerouslySetInnerHTML={{ __html: renderMarkdown(text.slice(0, ANSWER_START) + '…') }} />;
-  else if (text.length <= MARKDOWN_LIMIT) body = <div class="md" dangerouslySetInnerHTML={{ __html: renderMarkdown(text) }} />;
+  if (!open) body = md(text.slice(0, ANSWER_START) + '…');
+  else if (text.length <= MARKDOWN_LIMIT) body = md(text);
   else
     body = (
       <div class="md">

@@ -12,6 +12,7 @@ import { SharedSession } from './share.jsx';
 import { ConfirmDialog } from './confirm.jsx';
 import { PairButton, PairedNotice, PairLanding } from './pair.jsx';
 import { OutageBanner } from './outage.jsx';
+import { loadMarkdown } from './longtext.jsx';
 
 const connLabel = {
   connecting: 'Connecting',
@@ -221,3 +222,6 @@ if (location.pathname === '/pair') {
   render(<App />, document.getElementById('app'));
   start();
 }
+// The Markdown renderer, which the page's head has started fetching, is made ready once the first
+// screen is drawn, before any answer needs it.
+(window.requestIdleCallback || setTimeout)(() => loadMarkdown().catch(() => {}));
