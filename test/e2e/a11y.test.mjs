@@ -2,7 +2,7 @@
 // keyboard alone, each screen checked by axe-core for serious and critical violations.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, startTandem, launchBrowser, loggedInPage, rest, until, everything, shot } from './harness.mjs';
+import { missing, startTandem, launchBrowser, loggedInPage, rest, until, everything, shot, clickNewSession } from './harness.mjs';
 import { seriousViolations } from './axe.mjs';
 
 const why = missing();
@@ -68,7 +68,7 @@ describe('the approval, question and form flows', { skip: why || false }, () => 
       test(`on a ${device} (${size.width}×${size.height}) in ${theme}: approve, answer, fill in`, async () => {
         const page = await loggedInPage(browser, server, contextOptions(size, theme));
         assert.equal(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), theme === 'dark');
-        if (device === 'phone') await page.click('[data-testid="new-session"]');
+        if (device === 'phone') await clickNewSession(page);
         const tag = `${device}-${theme}`;
 
         // Approval

@@ -2,7 +2,7 @@
 // is what a person did when the UI misbehaved.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, startTandem, launchBrowser, loggedInPage, rest, until, password, everything, shot } from './harness.mjs';
+import { missing, startTandem, launchBrowser, loggedInPage, rest, until, password, everything, shot, clickNewSession } from './harness.mjs';
 
 const why = missing();
 
@@ -276,7 +276,7 @@ describe('more fixes of issue 20', { skip: why || false }, () => {
     ]) {
       test(`on ${name}, a dismissal elsewhere is called one, and the toast covers neither the model picker nor Send`, async () => {
         const page = await loggedInPage(browser, server, options);
-        if (options === phone) await page.click('[data-testid="new-session"]');
+        if (options === phone) await clickNewSession(page);
         await prompt(page, 'ask: Dismiss me? | yes | no');
         await page.locator('[data-testid="pending-dialog"][data-kind="question"]').waitFor();
         const asked = (await rest(server, 'GET', '/question')).data.find((x) => x.sessionID === sid(page));
@@ -297,7 +297,7 @@ describe('more fixes of issue 20', { skip: why || false }, () => {
 
     test('on a phone: Rename is there, the model picker is not cut off, and one can log out', async () => {
       const page = await loggedInPage(browser, server, phone);
-      await page.click('[data-testid="new-session"]');
+      await clickNewSession(page);
       await prompt(page, 'hello phone');
       const rename = page.locator('[data-testid="rename"]');
       assert.ok(await rename.isVisible(), 'no Rename on a phone');

@@ -193,3 +193,15 @@ export async function until(fn, what, ms = 10000) {
   }
   throw new Error(`timed out waiting for ${what}; last: ${last?.message || JSON.stringify(last)}`);
 }
+
+/**
+ * Clicks "+ New" and waits until the new session is open with the focus in its composer: the click
+ * creates the session first, so text typed before that lands in the inbox's composer, which the
+ * new session's then replaces.
+ */
+export async function clickNewSession(page) {
+  const before = await page.evaluate(() => location.hash);
+  await page.click('[data-testid="new-session"]');
+  await page.waitForFunction((was) => location.hash !== was && location.hash.startsWith('#/session/'), before);
+  await page.locator('[data-testid="composer-input"]:focus').waitFor();
+}

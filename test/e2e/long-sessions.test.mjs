@@ -2,7 +2,7 @@
 // sessions and long prompts that render in part (a window of messages, a prompt's start).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, launchBrowser, startTandem, loggedInPage, rest, until } from './harness.mjs';
+import { missing, launchBrowser, startTandem, loggedInPage, rest, until, clickNewSession } from './harness.mjs';
 import { startLLM } from './llmserver.mjs';
 
 const why = missing();
@@ -26,7 +26,7 @@ describe('long sessions and the meter', { skip: why || false }, () => {
     });
     assert.equal(patched.status, 200, JSON.stringify(patched.data));
     const page = await loggedInPage(browser, server);
-    await page.click('[data-testid="new-session"]');
+    await clickNewSession(page);
     await page.locator('select[aria-label="Model"]').selectOption('loop/m');
     assert.equal(await page.locator('[data-testid="meter"]').count(), 0, 'no meter before an answer');
     // The config change tells every client to reload its providers: the composer may render again

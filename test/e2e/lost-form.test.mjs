@@ -2,7 +2,7 @@
 // it, and never the schema's defaults as if someone had typed them.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, browserAndServer, loggedInPage, rest, until, everything } from './harness.mjs';
+import { missing, browserAndServer, loggedInPage, rest, until, everything, clickNewSession } from './harness.mjs';
 
 const why = missing();
 
@@ -18,7 +18,7 @@ describe('a form answered elsewhere', { skip: why || false }, () => {
       await until(async () => (await rest(server, 'GET', '/mcp')).data.everything?.status === 'connected', 'server-everything to connect', 20000);
     }
     const page = await loggedInPage(browser, server, { viewport: { width: 1440, height: 900 } });
-    await page.click('[data-testid="new-session"]');
+    await clickNewSession(page);
     await page.fill('[data-testid="composer-input"]', 'mcp: everything trigger-elicitation-request {}');
     await page.press('[data-testid="composer-input"]', 'Enter');
     const perm = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');

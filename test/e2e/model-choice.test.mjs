@@ -2,7 +2,7 @@
 // device, and a pick not yet sent survives a reload; a new session starts with the server default.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, launchBrowser, startTandem, loggedInPage, rest, until } from './harness.mjs';
+import { missing, launchBrowser, startTandem, loggedInPage, rest, until, clickNewSession } from './harness.mjs';
 import { startLLM } from './llmserver.mjs';
 
 const why = missing();
@@ -48,7 +48,7 @@ describe('the model picker', { skip: why || false }, () => {
     await other.context().close();
 
     // A new session starts with the server's default again.
-    await page.click('[data-testid="new-session"]');
+    await clickNewSession(page);
     await until(async () => page.url().includes('/session/') && !page.url().includes(session.id), 'the new session');
     await until(async () => (await picker(page).inputValue()) === 'openai/gpt-4.1', 'the default in a new session');
     assert.deepEqual(page.errors, []);

@@ -3,7 +3,7 @@
 // session is one notice; a rule for an unknown permission is refused; the bell speaks in sentences.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, browserAndServer, loggedInPage, rest, until, password } from './harness.mjs';
+import { missing, browserAndServer, loggedInPage, rest, until, password, clickNewSession } from './harness.mjs';
 
 const why = missing();
 const phone = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
@@ -15,7 +15,7 @@ describe('smaller fixes of issue 30', { skip: why || false }, () => {
 
   test('“+ New” and Ctrl+Alt+N open a new session with the focus in its composer', async () => {
     const page = await loggedInPage(browser, server);
-    await page.click('[data-testid="new-session"]');
+    await clickNewSession(page);
     await page.waitForURL(/#\/session\//);
     await until(async () => (await focused(page)) === 'composer-input', 'the focus in the composer after + New');
     const first = page.url();
@@ -32,7 +32,7 @@ describe('smaller fixes of issue 30', { skip: why || false }, () => {
 
   test('on a 390×844 phone the session header is one row, its other actions behind ⋯, and Send is at least 44 px tall', async () => {
     const page = await loggedInPage(browser, server, phone);
-    await page.click('[data-testid="new-session"]');
+    await clickNewSession(page);
     await page.fill('[data-testid="composer-input"]', 'hello phone');
     await page.click('[data-testid="send"]');
     await page.waitForSelector('[data-testid="msg-assistant"]');
@@ -58,7 +58,7 @@ describe('smaller fixes of issue 30', { skip: why || false }, () => {
 
   test('who answered reads as a name: “curl” in the notice and the decision log, the browser as “Headless Chrome on Linux”', async () => {
     const page = await loggedInPage(browser, server);
-    await page.click('[data-testid="new-session"]');
+    await clickNewSession(page);
     await page.fill('[data-testid="composer-input"]', 'run: echo named');
     await page.click('[data-testid="send"]');
     const dialog = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');

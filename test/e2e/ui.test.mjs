@@ -2,7 +2,7 @@
 // the flows a person goes through in the web UI.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { missing, browserAndServer, loggedInPage, shot, rest, until, everything, password } from './harness.mjs';
+import { missing, browserAndServer, loggedInPage, shot, rest, until, everything, password, clickNewSession } from './harness.mjs';
 
 const why = missing();
 
@@ -268,7 +268,7 @@ describe('the browser UI', { skip: why || false }, () => {
   test('shows the pending panel usably on a 390-px-wide screen', async () => {
     const page = await loggedInPage(browser, server, { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
     // One pane at a time: the list first, then the new session.
-    await page.click('[data-testid="new-session"]');
+    await clickNewSession(page);
     await prompt(page, 'run: echo narrow && printf "%s\\n" one two three');
     const dialog = page.locator('[data-testid="pending-dialog"][data-kind="permission"]');
     await dialog.waitFor();
