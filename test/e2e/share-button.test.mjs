@@ -38,8 +38,9 @@ describe('Share in the session header', { skip: why || false }, () => {
     await page.click('[data-testid="share-copy"]');
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), link);
     await page.keyboard.press('Escape');
-    assert.equal(await page.locator('[data-testid="share-dialog"]').count(), 0);
-    assert.equal(await page.textContent('[data-testid="share"]'), 'Shared');
+    // The dialog closes on the next frame: wait for it, do not read it once.
+    await page.locator('[data-testid="share-dialog"]').waitFor({ state: 'detached' });
+    await until(async () => (await page.textContent('[data-testid="share"]')) === 'Shared', 'the button to read Shared');
 
     // A stranger: no cookie. Nothing on the page or in what it loads names the project's directory.
     const stranger = await browser.newContext();
