@@ -271,28 +271,13 @@ func TestEditingTheHistoryIsSeenByTheNextTurn(t *testing.T) {
 	first := page.Items[0].Parts[0]
 	edited := "the first prompt, edited"
 	first.Text = &edited
-	// An edit is refused while the session is busy, and the last turn's runner retires just after
-	// its reply: retried until the session is idle.
-	edit := func(what string, fn func() error) {
-		t.Helper()
-		testenv.Eventually(t, what, func() bool {
-			err := fn()
-			if errs.Is(err, errs.Conflict) {
-				return false
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			return true
-		})
-	}
-	edit("the first prompt is edited", func() error {
+	editWhenIdle(t, "the first prompt is edited", func() error {
 		_, err := s.UpdatePart(ctx, sess.ID, first.MessageID, first.ID, first)
 		return err
 	})
 	// The second turn's reply: its step-finish part goes.
 	reply := page.Items[3]
-	edit("a part is deleted", func() error {
+	editWhenIdle(t, "a part is deleted", func() error {
 		return s.DeletePart(ctx, sess.ID, reply.Info.ID, reply.Parts[len(reply.Parts)-1].ID)
 	})
 	if _, err := s.Prompt(ctx, sess.ID, text("the fourth prompt")); err != nil {
@@ -370,20 +355,7 @@ func TestTheModelGetsTheSameRequestWithTheKeptEncodings(t *testing.T) {
 	first := page.Items[0].Parts[0]
 	edited := "the first prompt, edited"
 	first.Text = &edited
-	retry := func(what string, fn func() error) {
-		t.Helper()
-		testenv.Eventually(t, what, func() bool {
-			err := fn()
-			if errs.Is(err, errs.Conflict) {
-				return false // the last turn's runner is still retiring
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			return true
-		})
-	}
-	retry("the first prompt is edited", func() error {
+	editWhenIdle(t, "the first prompt is edited", func() error {
 		_, err := s.UpdatePart(ctx, sess.ID, first.MessageID, first.ID, first)
 		return err
 	})
@@ -392,11 +364,11 @@ func TestTheModelGetsTheSameRequestWithTheKeptEncodings(t *testing.T) {
 		t.Fatalf("a cache from before the edit sent the old text: %s", body)
 	}
 	reply := page.Items[3]
-	retry("a part is deleted", func() error {
+	editWhenIdle(t, "a part is deleted", func() error {
 		return s.DeletePart(ctx, sess.ID, reply.Info.ID, reply.Parts[len(reply.Parts)-1].ID)
 	})
 	same("after a part was deleted", after.cache)
-	retry("the last turn is reverted", func() error {
+	editWhenIdle(t, "the last turn is reverted", func() error {
 		_, err := s.Revert(ctx, sess.ID, RevertInput{MessageID: page.Items[len(page.Items)-2].Info.ID})
 		return err
 	})
@@ -404,4 +376,20 @@ func TestTheModelGetsTheSameRequestWithTheKeptEncodings(t *testing.T) {
 		t.Fatal(err)
 	}
 	same("after a revert and a new prompt", after.cache)
+}
+
+// editWhenIdle runs an edit of a session's history, retrying it while it is refused as busy: the
+// last turn's runner retires just after its reply.
+func editWhenIdle(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	testenv.Eventually(t, what, func() bool {
+		err := fn()
+		if errs.Is(err, errs.Conflict) {
+			return false
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return true
+	})
 }
