@@ -51,6 +51,10 @@ type Event struct {
 type Options struct {
 	// Replay is how many recent events are kept for Last-Event-ID replay (default 4096).
 	Replay int
+	// ReplayBytes bounds the JSON those events hold (default 1 MiB; the newest event is kept
+	// whatever its size). A reconnect within a minute of streaming finds what it missed either way;
+	// the bound keeps a run of large events (diffs, long tool output) from holding 4096 of them.
+	ReplayBytes int
 	// MaxQueued is how many bytes of events may wait for one subscriber before it is cut off
 	// (default 8 MiB). A reader that keeps up never gets near it: the stream writer takes the whole
 	// queue at once, so a burst of any length costs it one write per wake-up.
@@ -80,19 +84,21 @@ type Options struct {
 
 // Bus is the event hub. The zero value is not usable; call New.
 type Bus struct {
-	boot      string
-	ids       *id.Source
-	maxQueued int
-	maxStall  time.Duration
-	now       func() time.Time
-	sink      func(*Event)
-	backfill  func(ctx context.Context, after, before uint64) ([]*Event, error)
-	log       *slog.Logger
+	boot        string
+	ids         *id.Source
+	replayBytes int
+	maxQueued   int
+	maxStall    time.Duration
+	now         func() time.Time
+	sink        func(*Event)
+	backfill    func(ctx context.Context, after, before uint64) ([]*Event, error)
+	log         *slog.Logger
 
 	mu      sync.Mutex
 	seq     uint64
-	first   uint64   // the oldest sequence number the ring can hold: events before it were never in it
+	first   uint64   // the oldest sequence number the ring can hold: events before it were never in it, or were let go
 	ring    []*Event // ring[seq % len(ring)]
+	held    int      // the bytes the ring's events hold (ringSize)
 	subs    map[*Subscription]struct{}
 	closed  bool
 	ignored uint64 // Deliver calls refused for an old sequence number
@@ -102,6 +108,9 @@ type Bus struct {
 func New(o Options) *Bus {
 	if o.Replay <= 0 {
 		o.Replay = 4096
+	}
+	if o.ReplayBytes <= 0 {
+		o.ReplayBytes = 1 << 20
 	}
 	if o.MaxQueued <= 0 {
 		o.MaxQueued = 8 << 20
@@ -121,17 +130,18 @@ func New(o Options) *Bus {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Bus{
-		boot:      o.Boot,
-		ids:       id.NewSource(),
-		maxQueued: o.MaxQueued,
-		maxStall:  o.MaxStall,
-		now:       o.Now,
-		sink:      o.Sink,
-		backfill:  o.Backfill,
-		log:       o.Log,
-		first:     1,
-		ring:      make([]*Event, o.Replay),
-		subs:      make(map[*Subscription]struct{}),
+		boot:        o.Boot,
+		ids:         id.NewSource(),
+		replayBytes: o.ReplayBytes,
+		maxQueued:   o.MaxQueued,
+		maxStall:    o.MaxStall,
+		now:         o.Now,
+		sink:        o.Sink,
+		backfill:    o.Backfill,
+		log:         o.Log,
+		first:       1,
+		ring:        make([]*Event, o.Replay),
+		subs:        make(map[*Subscription]struct{}),
 	}
 }
 
@@ -249,7 +259,7 @@ func (b *Bus) Deliver(ev *Event) {
 		return
 	}
 	if ev.Seq != b.seq+1 {
-		b.first = ev.Seq
+		b.restartRingLocked(ev.Seq)
 	}
 	b.seq = ev.Seq
 	b.deliverLocked(ev)
@@ -262,7 +272,8 @@ func (b *Bus) Begin(seq uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if seq > b.seq {
-		b.seq, b.first = seq, seq+1
+		b.seq = seq
+		b.restartRingLocked(seq + 1)
 	}
 }
 
@@ -273,9 +284,50 @@ func (b *Bus) Ignored() uint64 {
 	return b.ignored
 }
 
+// restartRingLocked empties the ring: the next event it keeps is first's.
+func (b *Bus) restartRingLocked(first uint64) {
+	clear(b.ring)
+	b.first, b.held = first, 0
+}
+
+// oldestLocked is the oldest sequence number the ring still holds (when it holds any).
+func (b *Bus) oldestLocked() uint64 {
+	oldest := b.first
+	if n := uint64(len(b.ring)); b.seq >= n && b.seq-n+1 > oldest {
+		oldest = b.seq - n + 1
+	}
+	return oldest
+}
+
+// ringSize is what an event costs the ring: its JSON (the instance envelope is part of the global
+// one) and about as much again as its struct and strings for small ones.
+func ringSize(ev *Event) int { return len(ev.Global) + 128 }
+
+// keepLocked puts ev (the newest event, b.seq) in the ring, letting the oldest go while the ring
+// holds more than replayBytes.
+func (b *Bus) keepLocked(ev *Event) {
+	slot := &b.ring[ev.Seq%uint64(len(b.ring))]
+	if *slot != nil {
+		b.held -= ringSize(*slot)
+	}
+	*slot = ev
+	b.held += ringSize(ev)
+	for b.held > b.replayBytes {
+		oldest := b.oldestLocked()
+		if oldest >= ev.Seq {
+			break
+		}
+		if old := &b.ring[oldest%uint64(len(b.ring))]; *old != nil {
+			b.held -= ringSize(*old)
+			*old = nil
+		}
+		b.first = oldest + 1
+	}
+}
+
 // deliverLocked keeps ev in the ring and queues it for every subscriber that wants it.
 func (b *Bus) deliverLocked(ev *Event) {
-	b.ring[ev.Seq%uint64(len(b.ring))] = ev
+	b.keepLocked(ev)
 	now := b.now()
 	for s := range b.subs {
 		if ev.Seq <= s.after || !s.accepts(ev) {
@@ -471,10 +523,7 @@ func (b *Bus) subscribe(lastEventID string, filter Filter, fetch func(after, bef
 	if lastEventID != "" {
 		var ok bool
 		from, ok = b.parseCursor(lastEventID)
-		oldest = b.first
-		if b.seq >= uint64(len(b.ring)) && b.seq-uint64(len(b.ring))+1 > oldest {
-			oldest = b.seq - uint64(len(b.ring)) + 1
-		}
+		oldest = b.oldestLocked()
 		canFetch := fetch != nil
 		switch {
 		case !ok:

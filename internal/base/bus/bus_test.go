@@ -196,6 +196,78 @@ func TestReplay(t *testing.T) {
 	}
 }
 
+// The ring also keeps no more than ReplayBytes of JSON: past it the oldest events go, so a client
+// behind them resynchronises, and one after them still replays.
+func TestReplayKeepsToItsByteBudget(t *testing.T) {
+	b := bus.New(bus.Options{Replay: 64})
+	defer b.Close()
+	rec, _, err := b.Subscribe("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	publishN(t, b, "", 0, 1)
+	first := next(t, rec)
+	// Five events of 300 KB: the 1 MiB budget holds the newest three.
+	big := strings.Repeat("x", 300<<10)
+	var seen []*bus.Event
+	for i := range 5 {
+		if err := b.Publish("", "big", map[string]any{"i": i + 1, "text": big}); err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, next(t, rec))
+	}
+	tests := []struct {
+		name       string
+		cursor     string
+		wantResync bool
+		want       []int
+	}{
+		{"a cursor before the events let go asks for a resync", b.CursorOf(first), true, nil},
+		{"a cursor before the oldest event still kept asks for a resync", b.CursorOf(seen[0]), true, nil},
+		{"the cursor just before the oldest event kept replays all three", b.CursorOf(seen[1]), false, []int{3, 4, 5}},
+		{"a cursor among the kept events replays those after it", b.CursorOf(seen[3]), false, []int{5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sub, r, err := b.Subscribe(tt.cursor, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			if r.Resync != tt.wantResync {
+				t.Errorf("Resync = %v, want %v", r.Resync, tt.wantResync)
+			}
+			var got []int
+			for _, ev := range r.Replay {
+				var env struct {
+					Properties struct{ I int } `json:"properties"`
+				}
+				if err := json.Unmarshal(ev.Payload, &env); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, env.Properties.I)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("replayed %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// An event larger than the whole budget is still kept, alone.
+	if err := b.Publish("", "big", map[string]any{"i": 6, "text": strings.Repeat("y", 2<<20)}); err != nil {
+		t.Fatal(err)
+	}
+	huge := next(t, rec)
+	sub, r, err := b.Subscribe(b.CursorOf(seen[4]), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if r.Resync || len(r.Replay) != 1 || r.Replay[0] != huge {
+		t.Errorf("after an event over the budget: resync %v, %d replayed; want that event alone", r.Resync, len(r.Replay))
+	}
+}
+
 func TestReplayAppliesTheFilter(t *testing.T) {
 	b := bus.New(bus.Options{})
 	defer b.Close()

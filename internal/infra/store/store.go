@@ -566,11 +566,16 @@ func (s *Queries) readParts(ctx context.Context, sessionID string, ids []string)
 }
 
 // CountMessagesBefore counts a session's messages before a position (created time, then ID): a
-// reader that keeps what it read checks with it that nothing was inserted among them since.
+// reader that keeps what it read checks with it that nothing was inserted among them since. It
+// takes the session's message count (kept by triggers) less the messages from the position on, so
+// it costs what came after the position, however long the history before it.
 func (s *Queries) CountMessagesBefore(ctx context.Context, sessionID string, created int64, messageID string) (int, error) {
 	var n int
-	err := s.queryRow(ctx, `SELECT COUNT(*) FROM messages WHERE session_id = ? AND (created, id) < (?, ?)`,
-		sessionID, created, messageID).Scan(&n)
+	err := s.queryRow(ctx, `SELECT message_count - (SELECT COUNT(*) FROM messages WHERE session_id = ? AND (created, id) >= (?, ?))
+		FROM sessions WHERE id = ?`, sessionID, created, messageID, sessionID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
 	return n, wrap("count messages", err)
 }
 

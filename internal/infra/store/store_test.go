@@ -288,6 +288,67 @@ func TestMessagePaging(t *testing.T) {
 	})
 }
 
+// The count of messages before a position comes from the session's message counter, which the
+// database keeps through every insert, rewrite and delete.
+func TestCountMessagesBeforeFollowsEveryChange(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		put(t, db, store.Session{ID: "ses_a", Directory: "/p", Title: "a", Created: 1, Updated: 1})
+		put(t, db, store.Session{ID: "ses_b", Directory: "/p", Title: "b", Created: 1, Updated: 1})
+		putMessage := func(sessionID, id string, created int64) {
+			t.Helper()
+			if err := db.PutMessage(ctx, store.Message{ID: id, SessionID: sessionID, Created: created, Data: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := func(sessionID string, created int64, id string) int {
+			t.Helper()
+			n, err := db.CountMessagesBefore(ctx, sessionID, created, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		for i := range 4 {
+			putMessage("ses_a", fmt.Sprintf("msg_%d", i), int64(10+i))
+		}
+		putMessage("ses_b", "msg_b", 11)
+		steps := []struct {
+			name   string
+			change func()
+			want   int // messages of ses_a before (13, msg_3)
+		}{
+			{"four messages, three of them before the last", func() {}, 3},
+			{"a message written again is not counted twice", func() { putMessage("ses_a", "msg_1", 11) }, 3},
+			{"a message inserted among the earlier ones is counted", func() { putMessage("ses_a", "msg_0a", 10) }, 4},
+			{"a message after the position is not", func() { putMessage("ses_a", "msg_9", 50) }, 4},
+			{"a deleted message no longer counts", func() {
+				if err := db.DeleteMessage(ctx, "ses_a", "msg_0"); err != nil {
+					t.Fatal(err)
+				}
+			}, 3},
+			{"another session's messages never count", func() { putMessage("ses_b", "msg_b2", 1) }, 3},
+		}
+		for _, st := range steps {
+			t.Run(st.name, func(t *testing.T) {
+				st.change()
+				if got := before("ses_a", 13, "msg_3"); got != st.want {
+					t.Errorf("CountMessagesBefore = %d, want %d", got, st.want)
+				}
+			})
+		}
+		if err := db.DeleteSession(ctx, "ses_a"); err != nil {
+			t.Fatal(err)
+		}
+		if got := before("ses_a", 13, "msg_3"); got != 0 {
+			t.Errorf("a deleted session counts %d messages, want 0", got)
+		}
+		if got := before("ses_b", 100, "msg_z"); got != 2 {
+			t.Errorf("the other session counts %d messages after the first was deleted, want 2", got)
+		}
+	})
+}
+
 func TestCrashRecoveryQueries(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
