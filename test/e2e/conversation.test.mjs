@@ -133,12 +133,17 @@ describe('the conversation', { skip: why || false }, () => {
     const page = await loggedInPage(browser, server);
     await prompt(page, 'ask: Which database should we use? | Postgres | SQLite');
     const sid = sessionOf(page);
-    // The demo model writes a title of what the prompt does (a real model is asked the same way).
-    await until(async () => (await page.locator('[data-testid="session-title"]').innerText()) === 'Question: Which database should we use?', 'the generated title');
-    await page.locator(`[data-testid="session-list"] a[href="#/session/${sid}"] .title`, { hasText: 'Question: Which database should we use?' }).waitFor();
-    await rest(server, 'POST', `/session/${sid}/abort`, {});
-    assert.deepEqual(page.errors, []);
-    await page.context().close();
+    try {
+      // The demo model writes a title of what the prompt does (a real model is asked the same way).
+      await until(async () => (await rest(server, 'GET', `/session/${sid}`)).data.title === 'Question: Which database should we use?', 'the generated title on the server');
+      await until(async () => (await page.locator('[data-testid="session-title"]').innerText()) === 'Question: Which database should we use?', 'the generated title in the header');
+      await page.locator(`[data-testid="session-list"] a[href="#/session/${sid}"] .title`, { hasText: 'Question: Which database should we use?' }).waitFor();
+      assert.deepEqual(page.errors, []);
+    } finally {
+      // Its question would otherwise stay pending and cover the dialogs of the tests after it.
+      await rest(server, 'POST', `/session/${sid}/abort`, {});
+      await page.context().close();
+    }
   });
 
   test('the session search finds what was said, not only titles', async () => {
