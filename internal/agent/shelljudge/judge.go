@@ -247,8 +247,11 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 	case syntax.DplOut:
 		// >&2 and >&- duplicate or close descriptors; >&file writes a file.
 		// Only decimal digits name a descriptor (bash reads >&0A as a file named 0A), and only a
-		// number a descriptor can be: busybox sh writes >&2200000000 to a file of that name.
-		if v, ok := wordValue(r.Word); ok && (v == "-" || isDescriptor(strings.TrimSuffix(v, "-"))) {
+		// number a descriptor can be: busybox sh writes >&2200000000 to a file of that name. A quoted
+		// or escaped number busybox sh reads sometimes as a descriptor (>&\2, >&'2') and sometimes
+		// as a file (>&00\0\0\0\0\0\0\0\0\0\000 writes a file named with 14 zeros, where
+		// the same zeros unquoted duplicate descriptor 0): tandem cannot tell, so it asks about the file.
+		if v := r.Word.Lit(); !strings.ContainsRune(v, '\\') && (v == "-" || isDescriptor(strings.TrimSuffix(v, "-"))) {
 			return
 		}
 	default:
