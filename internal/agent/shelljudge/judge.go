@@ -251,7 +251,8 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 		// or escaped number busybox sh reads sometimes as a descriptor (>&\2, >&'2') and sometimes
 		// as a file (>&00\0\0\0\0\0\0\0\0\0\000 writes a file named with 14 zeros, where
 		// the same zeros unquoted duplicate descriptor 0): tandem cannot tell, so it asks about the file.
-		if v := r.Word.Lit(); !strings.ContainsRune(v, '\\') && (v == "-" || isDescriptor(strings.TrimSuffix(v, "-"))) {
+		// >&3- (bash moves descriptor 3) is a file named 3- to busybox sh: tandem asks about the file.
+		if v := r.Word.Lit(); !strings.ContainsRune(v, '\\') && (v == "-" || isDescriptor(v)) {
 			return
 		}
 	default:
