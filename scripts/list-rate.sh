@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The GET /session?limit=10 budget (docs/benchmarks.md, Budgets): `tandem serve` with 20 sessions
 # and the harness's limit server, `wrk -t2 -c4` on each in turn for ROUNDS rounds (the first server
-# alternates), each server idle while the other is measured. A line per run: the rate, the
-# server's own CPU time per request (from /proc/PID/stat around the run, so wrk's share and other
-# work on the machine are left out) and the load average.
+# alternates), each server idle while the other is measured. The limit answers with tandem's own
+# answer (the same 3 KB, read once before the runs), so that the gap is tandem's work and not a
+# longer body; LIMIT_BODY=2k gives it the harness's fixed 2 KB instead. A line per run: the rate,
+# the server's own CPU time per request (from /proc/PID/stat around the run, so wrk's share and
+# other work on the machine are left out) and the load average.
 #
 # Usage: bash scripts/list-rate.sh [ROUNDS] [SECONDS]   (default 5 rounds of 5 s; needs wrk, Linux)
 set -euo pipefail
 rounds=${1:-5} secs=${2:-5}
+case ${LIMIT_BODY:-same} in same | 2k) ;; *) echo "LIMIT_BODY is same or 2k, not $LIMIT_BODY" >&2; exit 2 ;; esac
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 pids=()
@@ -21,16 +24,20 @@ HOME=$work XDG_CONFIG_HOME=$work/.config XDG_DATA_HOME=$work/.local/share XDG_ST
 	"$work/tandem" serve --port "$tport" --dir "$work" >"$work/tandem.log" 2>&1 &
 pids+=($!)
 tpid=$!
-"$work/bench" -serve-limit "127.0.0.1:$lport" >"$work/limit.log" 2>&1 &
-pids+=($!)
-lpid=$!
-for url in "http://127.0.0.1:$tport/global/health" "http://127.0.0.1:$lport/global/health"; do
-	for _ in $(seq 100); do curl -sf -u tandem:bench "$url" >/dev/null && break; sleep 0.1; done
-done
+ready() { for _ in $(seq 100); do curl -sf -u tandem:bench "$1" >/dev/null && return; sleep 0.1; done; }
+ready "http://127.0.0.1:$tport/global/health"
 for i in $(seq 20); do
 	curl -sf -u tandem:bench -H 'Content-Type: application/json' -d "{\"title\":\"bench $i\"}" \
 		"http://127.0.0.1:$tport/session" >/dev/null
 done
+curl -sf -u tandem:bench -o "$work/answer.json" "http://127.0.0.1:$tport/session?limit=10"
+body=()
+[ "${LIMIT_BODY:-same}" = 2k ] || body=(-limit-body "$work/answer.json")
+"$work/bench" -serve-limit "127.0.0.1:$lport" "${body[@]}" >"$work/limit.log" 2>&1 &
+pids+=($!)
+lpid=$!
+ready "http://127.0.0.1:$lport/global/health"
+echo "tandem answers $(wc -c <"$work/answer.json") bytes, the limit $(curl -sf "http://127.0.0.1:$lport/session?limit=10" | wc -c)"
 auth="Authorization: Basic $(printf tandem:bench | base64)"
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }

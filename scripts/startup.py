@@ -2,7 +2,7 @@
 # Startup time (process start to the first 200 from /global/health) and idle RSS of a tandem binary.
 # Usage: python3 scripts/startup.py bin/tandem   (uses port 4666 and a scratch dir in /tmp/st)
 import subprocess, time, urllib.request, os, statistics, sys
-times=[]; rss=[]
+times=[]; rss=[]; anon=[]; pss=[]
 os.makedirs('/tmp/st', exist_ok=True)
 env=dict(os.environ, XDG_DATA_HOME='/tmp/st/d', XDG_STATE_HOME='/tmp/st/s', XDG_CONFIG_HOME='/tmp/st/c', HOME='/tmp/st', TANDEM_SERVER_PASSWORD='pw')
 for i in range(7):
@@ -16,6 +16,11 @@ for i in range(7):
     time.sleep(3)
     for l in open(f'/proc/{p.pid}/status'):
         if l.startswith('VmRSS'): rss.append(int(l.split()[1])/1024)
+        if l.startswith('RssAnon'): anon.append(int(l.split()[1])/1024)
+    for l in open(f'/proc/{p.pid}/smaps_rollup'):
+        if l.startswith('Pss:'): pss.append(int(l.split()[1])/1024)
     p.terminate(); p.wait()
 print('ready ms: median %.1f min %.1f max %.1f'%(statistics.median(times),min(times),max(times)))
-print('idle RSS MB: median %.1f'%statistics.median(rss))
+# RSS counts the binary's file pages the process touched, which some kernels map in 2 MB folios;
+# the anonymous part and PSS say what the process itself holds.
+print('idle RSS MB: median %.1f (anonymous %.1f, PSS %.1f)'%(statistics.median(rss),statistics.median(anon),statistics.median(pss)))

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/tandem-dev/tandem/internal/infra/gcpace"
 	"github.com/tandem-dev/tandem/internal/infra/lease"
 	"github.com/tandem-dev/tandem/internal/infra/reaper"
 )
@@ -22,6 +23,11 @@ func Serve(ctx context.Context, stdout io.Writer, o Options, noOpen bool) error 
 	}
 	stopReaper := guardChildren(o.Logger)
 	defer stopReaper()
+	// A server's live heap is small and its requests many: collections are paced by a headroom
+	// (package gcpace), unless GOGC in the environment says otherwise.
+	if os.Getenv("GOGC") == "" {
+		defer gcpace.Start(gcpace.DefaultHeadroom).Stop()
+	}
 	o.Lease = held
 	m, err := Start(ctx, o)
 	if err != nil {

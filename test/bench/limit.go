@@ -21,11 +21,10 @@ func limitBody() []byte {
 }
 
 // serveLimit runs the limit server: a bare net/http handler with no router, no auth, no storage,
-// that answers /global/health, GET /session with 2 KB of JSON from memory, and streams /event,
+// that answers /global/health, GET /session with body from memory, and streams /event,
 // where every POST /session publishes one frame to every subscriber. Whatever tandem spends above
 // it is tandem's own cost; what it spends is the machine's.
-func serveLimit(ctx context.Context, addr string) error {
-	body := limitBody()
+func serveLimit(ctx context.Context, addr string, body []byte) error {
 	var mu sync.Mutex
 	subscribers := map[chan []byte]struct{}{}
 	mux := http.NewServeMux()

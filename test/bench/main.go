@@ -72,6 +72,7 @@ var smoke = sizes{
 
 func main() {
 	serveLimitAddr := flag.String("serve-limit", "", "internal: run the limit server on this address")
+	limitBodyFile := flag.String("limit-body", "", "with -serve-limit: answer GET /session with this file (a server's own answer) instead of 2 KB of JSON")
 	smokeRun := flag.Bool("smoke", false, "measure every figure at a small size (for CI; the figures mean little)")
 	tandemBin := flag.String("tandem", "", "the tandem binary to measure (default: build ./cmd/tandem)")
 	opencodeBin := flag.String("opencode", "", `the OpenCode binary (default: test/compat/node_modules/opencode-linux-x64/bin/opencode if present; "off" skips it)`)
@@ -83,7 +84,15 @@ func main() {
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if *serveLimitAddr != "" {
-		if err := serveLimit(ctx, *serveLimitAddr); err != nil {
+		var err error
+		body := limitBody()
+		if *limitBodyFile != "" {
+			if body, err = os.ReadFile(*limitBodyFile); err != nil {
+				log.Error("limit server", "err", err)
+				os.Exit(2)
+			}
+		}
+		if err := serveLimit(ctx, *serveLimitAddr, body); err != nil {
 			log.Error("limit server", "err", err)
 			os.Exit(1)
 		}

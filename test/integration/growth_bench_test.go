@@ -40,7 +40,7 @@ func BenchmarkPromptGrowthServer(b *testing.B) {
 		b.Fatal(err)
 	}
 	llm := providertest.NewOpenAI(b)
-	srv := startGrowthServer(b, bin, llm)
+	srv := startBinaryServer(b, bin, openAIEnv(llm), io.Discard)
 	type mark struct {
 		cpu  time.Duration
 		wall []time.Duration
@@ -115,32 +115,34 @@ type growthServer struct {
 	client *http.Client
 }
 
-func startGrowthServer(b *testing.B, bin string, llm *providertest.Server) *growthServer {
-	b.Helper()
-	root := b.TempDir()
+// startBinaryServer runs `tandem serve` from bin with env added to a clean environment and its
+// stderr (its log and the Go runtime's traces) going to stderr, and stops it when tb ends.
+func startBinaryServer(tb testing.TB, bin string, env map[string]string, stderr io.Writer) *growthServer {
+	tb.Helper()
+	root := tb.TempDir()
 	project, data := filepath.Join(root, "project"), filepath.Join(root, "data")
 	for _, d := range []string{project, data} {
 		if err := os.Mkdir(d, 0o755); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	cmd := exec.Command(bin, "serve", "--port", "0", "--data-dir", data, "--dir", project, "--print-logs")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "XDG_CONFIG_HOME=" + root, "XDG_STATE_HOME=" + data,
 		"TANDEM_SERVER_PASSWORD=growth", "TANDEM_SERVER_USERNAME=tandem"}
-	for k, v := range openAIEnv(llm) {
+	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	cmd.Stderr = io.Discard
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	b.Cleanup(func() {
+	tb.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -165,34 +167,34 @@ func startGrowthServer(b *testing.B, bin string, llm *providertest.Server) *grow
 	case url := <-found:
 		return &growthServer{pid: cmd.Process.Pid, url: url, client: &http.Client{Timeout: time.Minute}}
 	case <-exited:
-		b.Fatal("the server exited before it listened")
+		tb.Fatal("the server exited before it listened")
 	case <-time.After(20 * time.Second):
-		b.Fatal("the server did not print its URL within 20s")
+		tb.Fatal("the server did not print its URL within 20s")
 	}
 	return nil
 }
 
 // do sends a request and decodes a 200's body into out (when not nil).
-func (s *growthServer) do(b *testing.B, method, path, body string, out any) {
-	b.Helper()
-	req, err := http.NewRequestWithContext(b.Context(), method, s.url+path, strings.NewReader(body))
+func (s *growthServer) do(tb testing.TB, method, path, body string, out any) {
+	tb.Helper()
+	req, err := http.NewRequestWithContext(tb.Context(), method, s.url+path, strings.NewReader(body))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.SetBasicAuth("tandem", "growth")
 	resp, err := s.client.Do(req)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		b.Fatalf("%s %s: %d %s (%v)", method, path, resp.StatusCode, data, err)
+		tb.Fatalf("%s %s: %d %s (%v)", method, path, resp.StatusCode, data, err)
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 }
