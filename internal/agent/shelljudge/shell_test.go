@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tandem-dev/tandem/internal/infra/process"
 )
 
 // posixCases are judged in the POSIX dialect: what bash reads as one thing and dash, busybox ash or
@@ -169,6 +171,9 @@ func FuzzAnalyze(f *testing.F) {
 		"echo x >> /dev/fd/../../..$HOME/.bashrc", `printf -v 'a[$(touch X)]' 1`, "timeout -v 1 ls", "echo hi >&2"} {
 		f.Add(s)
 	}
+	// A fuzzing worker talks to its coordinator over descriptors 3 and 4, open across exec: "echo hi
+	// >&4" in a shell it started wrote into that channel and ended the worker.
+	process.KeepInheritedDescriptors()
 	shells := realShells(f)
 	f.Fuzz(func(t *testing.T, script string) {
 		for _, sh := range shells {

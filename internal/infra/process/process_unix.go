@@ -124,3 +124,24 @@ func parseStat(raw []byte) (s stat, live bool) {
 	}
 	return stat{pgrp: pgrp, sid: sid}, true
 }
+
+// KeepInheritedDescriptors marks every descriptor above stderr that this process inherited
+// close-on-exec. Go opens its own descriptors close-on-exec, but not those its parent left open
+// (a shell's `exec 5>file`, a supervisor's pipes): every command the agent runs would inherit
+// them, and `echo hi >&5`, which the judge reads as writing no file, would write into them.
+// Called once at start, before any command runs.
+func KeepInheritedDescriptors() {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		// No /proc (macOS, BSDs): the inherited descriptors are the low ones.
+		for fd := 3; fd < 256; fd++ {
+			syscall.CloseOnExec(fd)
+		}
+		return
+	}
+	for _, e := range fds {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}

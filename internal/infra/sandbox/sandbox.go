@@ -22,6 +22,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+
+	"github.com/tandem-dev/tandem/internal/infra/process"
 )
 
 // Mode is how much a command may write.
@@ -206,9 +208,11 @@ func (p Policy) tempDir() string {
 
 // Main runs the sandbox helper when this process was started as one; it then never returns. Call
 // it first in main, and in the TestMain of packages whose tests run commands (their test binary is
-// the helper there).
+// the helper there). Otherwise it keeps whatever descriptors this process inherited beyond
+// stderr from the commands it will start (process.KeepInheritedDescriptors).
 func Main() {
 	if len(os.Args) < 4 || os.Args[1] != HelperArg {
+		process.KeepInheritedDescriptors()
 		return
 	}
 	var s spec
