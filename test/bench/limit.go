@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 )
@@ -18,6 +19,15 @@ func limitBody() []byte {
 	copy(body, `[{"id":"ses_limit","title":"`)
 	copy(body[len(body)-3:], `"}]`)
 	return body
+}
+
+// limitAnswer is what the limit answers GET /session with: the file's bytes (a server's own
+// answer, so that both send the same body), or 2 KB of JSON when no file is named.
+func limitAnswer(file string) ([]byte, error) {
+	if file == "" {
+		return limitBody(), nil
+	}
+	return os.ReadFile(file)
 }
 
 // serveLimit runs the limit server: a bare net/http handler with no router, no auth, no storage,

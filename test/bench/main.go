@@ -84,15 +84,11 @@ func main() {
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if *serveLimitAddr != "" {
-		var err error
-		body := limitBody()
-		if *limitBodyFile != "" {
-			if body, err = os.ReadFile(*limitBodyFile); err != nil {
-				log.Error("limit server", "err", err)
-				os.Exit(2)
-			}
+		body, err := limitAnswer(*limitBodyFile)
+		if err == nil {
+			err = serveLimit(ctx, *serveLimitAddr, body)
 		}
-		if err := serveLimit(ctx, *serveLimitAddr, body); err != nil {
+		if err != nil {
 			log.Error("limit server", "err", err)
 			os.Exit(1)
 		}

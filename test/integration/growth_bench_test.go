@@ -108,8 +108,8 @@ func BenchmarkPromptGrowthServer(b *testing.B) {
 	b.ReportMetric(float64(rss500)/float64(rss100), "rss-growth")
 }
 
-// growthServer is the real binary serving on loopback.
-type growthServer struct {
+// binaryServer is the real binary serving on loopback.
+type binaryServer struct {
 	pid    int
 	url    string
 	client *http.Client
@@ -117,7 +117,7 @@ type growthServer struct {
 
 // startBinaryServer runs `tandem serve` from bin with env added to a clean environment and its
 // stderr (its log and the Go runtime's traces) going to stderr, and stops it when tb ends.
-func startBinaryServer(tb testing.TB, bin string, env map[string]string, stderr io.Writer) *growthServer {
+func startBinaryServer(tb testing.TB, bin string, env map[string]string, stderr io.Writer) *binaryServer {
 	tb.Helper()
 	root := tb.TempDir()
 	project, data := filepath.Join(root, "project"), filepath.Join(root, "data")
@@ -165,7 +165,7 @@ func startBinaryServer(tb testing.TB, bin string, env map[string]string, stderr 
 	}()
 	select {
 	case url := <-found:
-		return &growthServer{pid: cmd.Process.Pid, url: url, client: &http.Client{Timeout: time.Minute}}
+		return &binaryServer{pid: cmd.Process.Pid, url: url, client: &http.Client{Timeout: time.Minute}}
 	case <-exited:
 		tb.Fatal("the server exited before it listened")
 	case <-time.After(20 * time.Second):
@@ -175,7 +175,7 @@ func startBinaryServer(tb testing.TB, bin string, env map[string]string, stderr 
 }
 
 // do sends a request and decodes a 200's body into out (when not nil).
-func (s *growthServer) do(tb testing.TB, method, path, body string, out any) {
+func (s *binaryServer) do(tb testing.TB, method, path, body string, out any) {
 	tb.Helper()
 	req, err := http.NewRequestWithContext(tb.Context(), method, s.url+path, strings.NewReader(body))
 	if err != nil {

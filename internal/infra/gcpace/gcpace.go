@@ -61,13 +61,6 @@ func (p *Pacer) Stop() {
 	}
 }
 
-// Percent is the GOGC the pacer has set.
-func (p *Pacer) Percent() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.percent
-}
-
 // sentinel is a heap object nothing refers to, so the next collection frees it and its cleanup
 // tells the pacer that a collection has happened. It holds pointers so that it is never one of
 // the tiny allocations the runtime packs together (those may outlive a collection).

@@ -43,7 +43,7 @@ func TestGoalFollowsTheLiveHeap(t *testing.T) {
 	}
 	if want := live + 16*mib; goal < want-want/10 || goal > want+want/5 {
 		t.Fatalf("heap goal %.1f MiB with %.1f MiB live, want about %.1f MiB (GOGC %d)",
-			float64(goal)/mib, float64(live)/mib, float64(want)/mib, p.Percent())
+			float64(goal)/mib, float64(live)/mib, float64(want)/mib, percentOf(p))
 	}
 
 	// A live heap larger than the headroom brings the default pacing back.
@@ -52,7 +52,7 @@ func TestGoalFollowsTheLiveHeap(t *testing.T) {
 		ballast[i] = new([1 << 16]byte)
 	}
 	collect(t, p)
-	if got := p.Percent(); got != 100 {
+	if got := percentOf(p); got != 100 {
 		t.Fatalf("GOGC %d with %d MiB live, want 100", got, read(t, "/gc/heap/live:bytes")/mib)
 	}
 	runtime.KeepAlive(ballast)
@@ -94,6 +94,12 @@ func collect(t *testing.T, p *Pacer) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Fatal("the pacer did not re-tune after a collection within 10 s")
+}
+
+func percentOf(p *Pacer) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.percent
 }
 
 func read(t *testing.T, name string) uint64 {
