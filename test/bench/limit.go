@@ -3,13 +3,18 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -21,20 +26,65 @@ func limitBody() []byte {
 	return body
 }
 
-// limitAnswer is what the limit answers GET /session with: the file's bytes (a server's own
-// answer, so that both send the same body), or 2 KB of JSON when no file is named.
-func limitAnswer(file string) ([]byte, error) {
-	if file == "" {
-		return limitBody(), nil
+// limitAnswer is what the limit answers GET /session with. With a body file it sends that file
+// (a server's own answer, so that both send the same body), and with a head file too, the header
+// lines that file holds as curl -D wrote them (a server's own head, so that both send the same
+// answer; Date and Content-Length are the limit's own). With neither it sends 2 KB of JSON.
+func limitAnswer(bodyFile, headFile string) (answer, error) {
+	if bodyFile == "" {
+		if headFile != "" {
+			return answer{}, fmt.Errorf("-limit-head needs -limit-body: a head without its body is not an answer")
+		}
+		return answer{head: http.Header{"Content-Type": {"application/json"}}, body: limitBody()}, nil
 	}
-	return os.ReadFile(file)
+	body, err := os.ReadFile(bodyFile)
+	if err != nil {
+		return answer{}, err
+	}
+	head := http.Header{"Content-Type": {"application/json"}}
+	if headFile != "" {
+		if head, err = readHead(headFile); err != nil {
+			return answer{}, err
+		}
+	}
+	return answer{head: head, body: body}, nil
+}
+
+// answer is a response the limit replays.
+type answer struct {
+	head http.Header
+	body []byte
+}
+
+// readHead reads a response head as curl -D writes it: a status line, header lines, a blank line.
+func readHead(file string) (http.Header, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := textproto.NewReader(bufio.NewReader(f))
+	status, err := r.ReadLine()
+	if err != nil || !strings.HasPrefix(status, "HTTP/") {
+		return nil, fmt.Errorf("%s: not a response head (curl -D FILE writes one): first line %q", file, status)
+	}
+	mime, err := r.ReadMIMEHeader()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	head := http.Header(mime)
+	head.Del("Date")
+	head.Del("Content-Length")
+	return head, nil
 }
 
 // serveLimit runs the limit server: a bare net/http handler with no router, no auth, no storage,
 // that answers /global/health, GET /session with body from memory, and streams /event,
 // where every POST /session publishes one frame to every subscriber. Whatever tandem spends above
 // it is tandem's own cost; what it spends is the machine's.
-func serveLimit(ctx context.Context, addr string, body []byte) error {
+func serveLimit(ctx context.Context, addr string, ans answer) error {
+	body := ans.body
+	length := strconv.Itoa(len(body))
 	var mu sync.Mutex
 	subscribers := map[chan []byte]struct{}{}
 	mux := http.NewServeMux()
@@ -43,8 +93,12 @@ func serveLimit(ctx context.Context, addr string, body []byte) error {
 		_, _ = w.Write([]byte(`{"healthy":true,"version":"limit"}`))
 	})
 	mux.HandleFunc("GET /session", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		// Set line by line on each request, as a handler sets its own.
+		h := w.Header()
+		for k, v := range ans.head {
+			h[k] = v
+		}
+		h["Content-Length"] = []string{length}
 		_, _ = w.Write(body)
 	})
 	var seq int

@@ -73,6 +73,7 @@ var smoke = sizes{
 func main() {
 	serveLimitAddr := flag.String("serve-limit", "", "internal: run the limit server on this address")
 	limitBodyFile := flag.String("limit-body", "", "with -serve-limit: answer GET /session with this file (a server's own answer) instead of 2 KB of JSON")
+	limitHeadFile := flag.String("limit-head", "", "with -limit-body: send the header lines of this file too (the same server's head, as curl -D writes it)")
 	smokeRun := flag.Bool("smoke", false, "measure every figure at a small size (for CI; the figures mean little)")
 	tandemBin := flag.String("tandem", "", "the tandem binary to measure (default: build ./cmd/tandem)")
 	opencodeBin := flag.String("opencode", "", `the OpenCode binary (default: test/compat/node_modules/opencode-linux-x64/bin/opencode if present; "off" skips it)`)
@@ -84,9 +85,9 @@ func main() {
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if *serveLimitAddr != "" {
-		body, err := limitAnswer(*limitBodyFile)
+		ans, err := limitAnswer(*limitBodyFile, *limitHeadFile)
 		if err == nil {
-			err = serveLimit(ctx, *serveLimitAddr, body)
+			err = serveLimit(ctx, *serveLimitAddr, ans)
 		}
 		if err != nil {
 			log.Error("limit server", "err", err)

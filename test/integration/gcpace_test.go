@@ -31,7 +31,7 @@ func TestServePacesTheCollector(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			trace := &gcTrace{}
-			srv := startBinaryServer(t, bin, tc.env, trace)
+			srv := startBinaryServer(t, bin, binaryOptions{env: tc.env, stderr: trace})
 			before := trace.count()
 			deadline := time.Now().Add(waitLimit)
 			for trace.count() < before+3 {

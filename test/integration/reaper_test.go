@@ -43,13 +43,7 @@ func startBinary(t *testing.T, bin, data, project string) *liveServer {
 	t.Cleanup(func() {
 		exited := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(exited) }()
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		terminate(cmd.Process, exited)
 	})
 	found := make(chan string, 1)
 	go func() {

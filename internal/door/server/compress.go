@@ -81,7 +81,13 @@ func (c *compressWriter) WriteHeader(code int) {
 	c.eligible = code != http.StatusNoContent && code != http.StatusNotModified &&
 		h.Get("Content-Encoding") == "" && isJSON(h.Get("Content-Type"))
 	if c.eligible {
-		h.Add("Vary", "Accept-Encoding")
+		// One line for both: net/http's work on a head grows with its lines (sorting, escaping,
+		// writing each), and every JSON answer carries this one.
+		if vary := h["Vary"]; len(vary) == 1 && vary[0] == "Origin" {
+			vary[0] = "Origin, Accept-Encoding"
+		} else {
+			h.Add("Vary", "Accept-Encoding")
+		}
 	}
 	if !c.eligible || !c.accepts {
 		c.pass()

@@ -82,6 +82,13 @@ func TestJSONIsGzippedWhenTheClientAcceptsItAndTheBodyIsWorthIt(t *testing.T) {
 		}
 	})
 
+	t.Run("a JSON answer names Origin and Accept-Encoding in one Vary line", func(t *testing.T) {
+		res, _ := list(t, "gzip")
+		if got := res.Header.Values("Vary"); len(got) != 1 || got[0] != "Origin, Accept-Encoding" {
+			t.Fatalf("Vary lines %q, want one: Origin, Accept-Encoding", got)
+		}
+	})
+
 	for _, accept := range []string{"", "identity", "gzip;q=0, br"} {
 		t.Run("a client that does not accept gzip ("+accept+") gets plain JSON", func(t *testing.T) {
 			res, body := list(t, accept)
