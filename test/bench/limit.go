@@ -31,23 +31,22 @@ func limitBody() []byte {
 // lines that file holds as curl -D wrote them (a server's own head, so that both send the same
 // answer; Date and Content-Length are the limit's own). With neither it sends 2 KB of JSON.
 func limitAnswer(bodyFile, headFile string) (answer, error) {
-	if bodyFile == "" {
-		if headFile != "" {
-			return answer{}, fmt.Errorf("-limit-head needs -limit-body: a head without its body is not an answer")
-		}
-		return answer{head: http.Header{"Content-Type": {"application/json"}}, body: limitBody()}, nil
-	}
-	body, err := os.ReadFile(bodyFile)
-	if err != nil {
-		return answer{}, err
-	}
-	head := http.Header{"Content-Type": {"application/json"}}
-	if headFile != "" {
-		if head, err = readHead(headFile); err != nil {
+	ans := answer{head: http.Header{"Content-Type": {"application/json"}}, body: limitBody()}
+	var err error
+	switch {
+	case bodyFile == "" && headFile != "":
+		return answer{}, fmt.Errorf("-limit-head needs -limit-body: a head without its body is not an answer")
+	case bodyFile != "":
+		if ans.body, err = os.ReadFile(bodyFile); err != nil {
 			return answer{}, err
 		}
 	}
-	return answer{head: head, body: body}, nil
+	if headFile != "" {
+		if ans.head, err = readHead(headFile); err != nil {
+			return answer{}, err
+		}
+	}
+	return ans, nil
 }
 
 // answer is a response the limit replays.
@@ -83,8 +82,7 @@ func readHead(file string) (http.Header, error) {
 // where every POST /session publishes one frame to every subscriber. Whatever tandem spends above
 // it is tandem's own cost; what it spends is the machine's.
 func serveLimit(ctx context.Context, addr string, ans answer) error {
-	body := ans.body
-	length := strconv.Itoa(len(body))
+	length := strconv.Itoa(len(ans.body))
 	var mu sync.Mutex
 	subscribers := map[chan []byte]struct{}{}
 	mux := http.NewServeMux()
@@ -99,7 +97,7 @@ func serveLimit(ctx context.Context, addr string, ans answer) error {
 			h[k] = v
 		}
 		h["Content-Length"] = []string{length}
-		_, _ = w.Write(body)
+		_, _ = w.Write(ans.body)
 	})
 	var seq int
 	mux.HandleFunc("POST /session", func(w http.ResponseWriter, _ *http.Request) {

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -45,22 +44,7 @@ func startBinary(t *testing.T, bin, data, project string) *liveServer {
 		go func() { _ = cmd.Wait(); close(exited) }()
 		terminate(cmd.Process, exited)
 	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if _, url, ok := strings.Cut(sc.Text(), " listening on "); ok {
-				found <- strings.TrimSuffix(url, "/")
-			}
-		}
-	}()
-	select {
-	case url := <-found:
-		return &liveServer{t: t, cmd: cmd, url: url, pass: "crash-test"}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the server did not print its URL within 20s")
-	}
-	return nil
+	return &liveServer{t: t, cmd: cmd, url: awaitURL(t, stdout, nil), pass: "crash-test"}
 }
 
 func (s *liveServer) post(path string, body any, out any) {

@@ -128,7 +128,8 @@ func BenchmarkMessagePage(b *testing.B) {
 // BenchmarkListThroughput is a wrk-like load (4 keep-alive connections, each sending its next
 // request as soon as the previous response is read) against GET /session?limit=10 of the real
 // server, and against a bare net/http handler replaying tandem's own answer (its header lines and
-// its body) from memory, the machine's limit, in the same run. It reports both rates and tandem's as a percentage of the limit.
+// its body) from memory, the machine's limit, in the same run. It reports both rates and tandem's
+// as a percentage of the limit.
 func BenchmarkListThroughput(b *testing.B) {
 	const conns = 4
 	s := startAPIServer(b, apiOptions{noLeakCheck: true})
